@@ -1,0 +1,202 @@
+"""Elections: timeouts, pre-vote (KIP-996) and vote requests, after KafkaRaftClient.
+
+With pre-vote on (Kafka 4.0's default) a voter whose election or fetch timer
+expires becomes Prospective and asks for pre-votes in its *current* epoch; a
+majority of pre-votes makes it Candidate in epoch + 1. With pre-vote off it
+becomes Candidate directly.
+"""
+from .jit import kernel
+
+from .checkers import record_vote_granted
+from .features import MUT_DOUBLE_VOTE, PRE_VOTE
+from .layout import (
+    C_NEXT_CORR, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_NONE, F_CORR, F_DST, F_EPOCH, F_ERROR,
+    F_GRANTED, F_LAST_EPOCH, F_LAST_OFFSET, F_LEADER, F_PRE_VOTE, F_SRC, FOLLOWER, LEADER,
+    P_MAX_EPOCH, PROSPECTIVE, RESIGNED, S_BOUND_HIT, S_DISRUPTIONS, UNATTACHED, BOUND_EPOCH,
+    VOTE_REQUEST, VOTE_RESPONSE,
+)
+from .log import last_epoch, log_up_to_date
+from .network import new_message
+from .quorum_state import (
+    has_majority, is_voter, transition_to_candidate, transition_to_follower,
+    transition_to_leader, transition_to_prospective, transition_to_unattached, vote_rejected,
+    maybe_handle_common_response,
+)
+
+
+@kernel
+def maybe_transition_forward(w, i):
+    """Move a nominee on once it holds a majority: Prospective -> Candidate -> Leader
+    (in one go for a single-voter quorum)."""
+    if w.role[i] == PROSPECTIVE and has_majority(w, w.granted[i]):
+        if not transition_to_candidate(w, i):
+            return
+    if w.role[i] == CANDIDATE and has_majority(w, w.granted[i]):
+        transition_to_leader(w, i)
+
+
+@kernel
+def start_election(w, i, features):
+    """Unattached or Follower voter whose timer expired: pre-vote, or straight to Candidate."""
+    if features & PRE_VOTE:
+        transition_to_prospective(w, i)
+    elif not transition_to_candidate(w, i):
+        return
+    maybe_transition_forward(w, i)
+
+
+@kernel
+def prospective_transition_after_election_loss(w, i):
+    """A lost pre-vote: back to Follower of a known leader, else Unattached (same epoch)."""
+    if w.leader_id[i] >= 0:
+        transition_to_follower(w, i, w.epoch[i], w.leader_id[i])
+    else:
+        transition_to_unattached(w, i, w.epoch[i], -1)
+
+
+@kernel
+def election_timeout_enabled(w, i):
+    if w.up[i] == 0:
+        return False
+    r = w.role[i]
+    if not is_voter(w, i):
+        return r == FOLLOWER  # an observer's fetch timeout
+    return r != LEADER
+
+
+@kernel
+def on_election_timeout(w, i, features):
+    """The election timer (Unattached, Prospective, Candidate, Resigned) or the fetch
+    timer (Follower) of node i expires: Kafka's poll* methods."""
+    r = w.role[i]
+    if not is_voter(w, i):
+        # Observer follower: fetch timeout, forget the leader's liveness.
+        transition_to_unattached(w, i, w.epoch[i], w.leader_id[i])
+        return
+    if r == UNATTACHED or r == FOLLOWER:
+        start_election(w, i, features)
+    elif r == PROSPECTIVE:
+        prospective_transition_after_election_loss(w, i)
+    elif r == CANDIDATE:
+        if features & PRE_VOTE:
+            transition_to_prospective(w, i)
+            maybe_transition_forward(w, i)
+        elif transition_to_candidate(w, i):
+            maybe_transition_forward(w, i)
+    elif r == RESIGNED:
+        if w.epoch[i] + 1 > w.params[P_MAX_EPOCH]:
+            w.stats[S_BOUND_HIT] = BOUND_EPOCH
+            return
+        transition_to_unattached(w, i, w.epoch[i] + 1, -1)
+
+
+@kernel
+def send_vote_request_enabled(w, i, j):
+    r = w.role[i]
+    if w.up[i] == 0 or not (r == PROSPECTIVE or r == CANDIDATE):
+        return False
+    if j == i or not is_voter(w, j) or vote_rejected(w, i):
+        return False
+    return ((w.granted[i] | w.rejected[i]) >> j) & 1 == 0
+
+
+@kernel
+def send_vote_request(w, i, j):
+    """maybeSendVoteRequests: a nominee asks voter j, which has not answered yet."""
+    k = new_message(w, VOTE_REQUEST, i, j, w.epoch[i])
+    w.counters[C_NEXT_CORR] += 1
+    w.inflight[i, j] = w.counters[C_NEXT_CORR]
+    if k < 0:
+        return
+    m = w.msgs[k]
+    m[F_CORR] = w.counters[C_NEXT_CORR]
+    m[F_LAST_EPOCH] = last_epoch(w, i)
+    m[F_LAST_OFFSET] = w.log_end[i]
+    m[F_PRE_VOTE] = 1 if w.role[i] == PROSPECTIVE else 0
+
+
+@kernel
+def can_grant_vote(w, i, candidate, up_to_date, pre_vote, features):
+    """Kafka's EpochState.canGrantVote for the role of node i."""
+    r = w.role[i]
+    if r == UNATTACHED or r == PROSPECTIVE:
+        if pre_vote:
+            return up_to_date
+        if w.voted_id[i] >= 0:
+            if features & MUT_DOUBLE_VOTE:
+                return up_to_date  # known bug: the vote already cast is not checked
+            return w.voted_id[i] == candidate
+        if w.leader_id[i] >= 0:
+            return False
+        return up_to_date
+    if r == CANDIDATE:
+        if not pre_vote and features & MUT_DOUBLE_VOTE:
+            return up_to_date and candidate != i
+        return pre_vote and up_to_date
+    if r == FOLLOWER:
+        return pre_vote and w.has_fetched[i] == 0 and up_to_date
+    if r == RESIGNED:
+        return pre_vote and up_to_date
+    return False  # the leader refuses everything
+
+
+@kernel
+def handle_vote_request(w, s, features):
+    """handleVoteRequest at the receiving voter; ``s`` is the message's scratch row."""
+    m = w.msgs[s]
+    i = m[F_DST]
+    cand = m[F_SRC]
+    epoch = m[F_EPOCH]
+    pre_vote = m[F_PRE_VOTE] == 1
+    granted = False
+    error = ERR_NONE
+    if epoch < w.epoch[i]:
+        error = ERR_FENCED_LEADER_EPOCH
+    else:
+        if epoch > w.epoch[i]:
+            if w.role[i] == LEADER:
+                w.stats[S_DISRUPTIONS] += 1
+            transition_to_unattached(w, i, epoch, -1)
+        up_to_date = log_up_to_date(m[F_LAST_EPOCH], m[F_LAST_OFFSET], last_epoch(w, i), w.log_end[i])
+        granted = can_grant_vote(w, i, cand, up_to_date, pre_vote, features)
+        if granted and not pre_vote:
+            r = w.role[i]
+            if (r == UNATTACHED or r == PROSPECTIVE) and w.voted_id[i] == -1:
+                w.voted_id[i] = cand  # durable, same epoch
+                if r == PROSPECTIVE:
+                    # prospectiveAddVotedState: a fresh election, earlier pre-votes are lost
+                    w.granted[i] = 1 << i
+                    w.rejected[i] = 0
+            record_vote_granted(w, i, cand, epoch, features)
+    k = new_message(w, VOTE_RESPONSE, i, cand, w.epoch[i])
+    if k >= 0:
+        r = w.msgs[k]
+        r[F_CORR] = m[F_CORR]
+        r[F_ERROR] = error
+        r[F_LEADER] = w.leader_id[i]
+        r[F_PRE_VOTE] = 1 if pre_vote else 0
+        r[F_GRANTED] = 1 if granted else 0
+
+
+@kernel
+def handle_vote_response(w, s, features):
+    """handleVoteResponse at the nominee that asked."""
+    m = w.msgs[s]
+    i = m[F_DST]
+    src = m[F_SRC]
+    if w.inflight[i, src] != m[F_CORR]:
+        return  # not the response Kafka's RequestManager expects: dropped
+    w.inflight[i, src] = 0
+    if maybe_handle_common_response(w, i, m[F_ERROR], m[F_LEADER], m[F_EPOCH]):
+        return
+    r = w.role[i]
+    pre_vote = m[F_PRE_VOTE] == 1
+    if not ((r == PROSPECTIVE and pre_vote) or (r == CANDIDATE and not pre_vote)):
+        return
+    if m[F_GRANTED] == 1:
+        w.granted[i] |= 1 << src
+        maybe_transition_forward(w, i)
+    else:
+        w.rejected[i] |= 1 << src
+        if r == PROSPECTIVE and vote_rejected(w, i):
+            prospective_transition_after_election_loss(w, i)

@@ -1,0 +1,18 @@
+"""Compile-time feature mask.
+
+Behaviour that can be switched (pre-vote, each invariant check, each known-bug
+mutation, trace recording) is one bit of an int passed to the kernels as a
+Numba *literal*: every distinct mask compiles its own specialisation, the
+branches on it fold away, and the unmutated kernel pays nothing for mutations.
+Bits 0-15 are the invariant checks (ids in ``checkers``).
+"""
+PRE_VOTE = 1 << 16
+TRACE = 1 << 17
+
+# Known-bug mutations (protocol-notes.md, "Known bugs a checker must be able to find").
+MUT_COMMIT_OLD_EPOCH = 1 << 24      # HW advances over an earlier epoch's entry (Raft Figure 8)
+MUT_DOUBLE_VOTE = 1 << 25           # a voter grants a second vote in the same epoch
+MUT_RESTARTED_LEADER = 1 << 26      # a restarted leader resumes leading its old epoch
+MUT_NO_CHECK_QUORUM = 1 << 27       # a leader never resigns for lack of fetches
+
+CHECKS_MASK = (1 << 16) - 1

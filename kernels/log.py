@@ -1,0 +1,92 @@
+"""The replicated log of each node: append, truncate, flush, and epoch look-ups.
+
+Every write goes through ``append_entry`` or ``truncate_to`` so that the prefix
+hash stays correct and ``dirty_from`` tells the checkers which offsets changed.
+"""
+import numpy as np
+from .jit import kernel
+
+from .layout import S_LOG_FULL
+from .rng import mix64
+
+HASH_SEED = np.uint64(0x6A09E667F3BCC909)
+
+
+@kernel(inline="always")
+def entry_hash(prev, epoch, value):
+    key = (np.uint64(np.uint32(epoch)) << np.uint64(32)) | np.uint64(np.uint32(value))
+    return mix64(prev ^ mix64(key))
+
+
+@kernel(inline="always")
+def prefix_hash(w, i, length):
+    """Hash of the entries [0, length) of node i's log."""
+    if length <= 0:
+        return HASH_SEED
+    return w.log_hash[i, length - 1]
+
+
+@kernel(inline="always")
+def last_epoch(w, i):
+    """Epoch of the last entry in node i's log, 0 when empty."""
+    n = w.log_end[i]
+    if n == 0:
+        return 0
+    return w.log_epoch[i, n - 1]
+
+
+@kernel
+def append_entry(w, i, epoch, value):
+    """Append (epoch, value) to node i's log. False (and counted) if the log is full."""
+    n = w.log_end[i]
+    if n >= w.log_epoch.shape[1]:
+        w.stats[S_LOG_FULL] += 1
+        return False
+    w.log_epoch[i, n] = epoch
+    w.log_value[i, n] = value
+    w.log_hash[i, n] = entry_hash(prefix_hash(w, i, n), epoch, value)
+    w.log_end[i] = n + 1
+    if n < w.dirty_from[i]:
+        w.dirty_from[i] = n
+    return True
+
+
+@kernel
+def truncate_to(w, i, offset):
+    """Drop node i's entries at offsets >= offset."""
+    if offset < w.log_end[i]:
+        w.log_end[i] = offset
+        if w.flushed_end[i] > offset:
+            w.flushed_end[i] = offset
+        if offset < w.dirty_from[i]:
+            w.dirty_from[i] = offset
+
+
+@kernel(inline="always")
+def flush(w, i):
+    w.flushed_end[i] = w.log_end[i]
+
+
+@kernel
+def end_offset_for_epoch(w, i, epoch):
+    """Kafka's endOffsetForEpoch on node i's log.
+
+    Returns (e, end): e is the largest epoch <= ``epoch`` present in the log and
+    end the offset just past its last entry (the start of the next epoch, or the
+    log end). When no such epoch exists, (0, 0): the log start.
+    """
+    n = w.log_end[i]
+    k = n - 1
+    while k >= 0 and w.log_epoch[i, k] > epoch:
+        k -= 1
+    if k < 0:
+        return 0, 0
+    return w.log_epoch[i, k], k + 1
+
+
+@kernel(inline="always")
+def log_up_to_date(last_epoch_a, end_a, last_epoch_b, end_b):
+    """True when a log ending (last_epoch_a, end_a) is at least as up to date as b."""
+    if last_epoch_a != last_epoch_b:
+        return last_epoch_a > last_epoch_b
+    return end_a >= end_b

@@ -1,0 +1,355 @@
+"""The ``kraftwalk`` command line.
+
+Adding a command: decorate a function with ``@app.command()``, take its
+options from :mod:`kraftwalk.cli_options`, and raise
+:class:`~kraftwalk.errors.UsageError` for bad values. :class:`KraftwalkGroup`
+turns every usage error (ours and click's) into one stderr line and exit 2.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, Optional
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressBar,
+    SpinnerColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from typer.core import TyperGroup
+
+from kraftwalk import __version__
+from kraftwalk import cli_options as opts
+from kraftwalk.config import RunConfig, make_config
+from kraftwalk.errors import UsageError
+
+try:  # newer typer vendors its own copy of click; its exceptions are what it raises
+    from typer._click import exceptions as _cx
+except ImportError:  # older typer runs on click itself
+    from click import exceptions as _cx
+
+# click < 8.2 shows help for a bare group without raising; `except ()` matches nothing.
+_NO_ARGS_IS_HELP: Any = getattr(_cx, "NoArgsIsHelpError", ())
+
+EXIT_VIOLATIONS = 1  # only with --fail-on-violation
+EXIT_USAGE = 2  # same code click uses for its own usage errors
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def fail(message: object, code: int = EXIT_USAGE) -> NoReturn:
+    """Print ``kraftwalk: error: <message>`` as one stderr line and exit."""
+    typer.echo(f"kraftwalk: error: {_one_line(message)}", err=True)
+    raise typer.Exit(code)
+
+
+def _fail_click(err: Any) -> NoReturn:
+    message = err.format_message()
+    ctx = getattr(err, "ctx", None)
+    if isinstance(err, _cx.UsageError) and ctx is not None:
+        message = f"{_one_line(message)} (see '{ctx.command_path} --help')"
+    fail(message, err.exit_code)
+
+
+class KraftwalkGroup(TyperGroup):
+    """Group that reports usage errors of all commands as one line, exit 2.
+
+    Typer would draw a multi-line box; a single line is easier to grep in CI
+    logs and is what scripts expect. Parsing of the group's own options
+    happens in make_context, a command's parsing and body in invoke.
+    """
+
+    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except _NO_ARGS_IS_HELP:
+            raise  # bare `kraftwalk`: show the help, not an error line
+        except _cx.ClickException as err:
+            _fail_click(err)
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UsageError as err:
+            fail(err)
+        except _cx.ClickException as err:
+            _fail_click(err)
+
+
+app = typer.Typer(
+    cls=KraftwalkGroup,
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Random-walk checker for the Kafka KRaft consensus protocol.",
+)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"kraftwalk {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        Optional[bool],
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit."),
+    ] = None,
+) -> None:
+    """Random-walk checker for the Kafka KRaft consensus protocol.
+
+    Each walk simulates a small KRaft cluster under random crashes, restarts,
+    network faults and message reorderings, and checks the safety invariants
+    after every step.
+    """
+
+
+# ---- progress ---------------------------------------------------------------
+
+
+class _TimeBar(BarColumn):
+    """Fills with wall time, so a time-bounded run's bar moves between chunks."""
+
+    def render(self, task: Task) -> ProgressBar:
+        total = task.total or 1.0
+        return ProgressBar(
+            total=total,
+            completed=min(task.elapsed or 0.0, total),
+            width=None if self.bar_width is None else max(1, self.bar_width),
+            pulse=False,
+            animation_time=task.get_time(),
+            style=self.style,
+            complete_style=self.complete_style,
+            finished_style=self.finished_style,
+            pulse_style=self.pulse_style,
+        )
+
+
+class SwarmProgress:
+    """Rich progress bar on stderr; ``update`` is the runner's progress callback.
+
+    With --walks the bar counts walks; otherwise it fills over the time budget.
+    """
+
+    def __init__(self, cfg: RunConfig, console: Console) -> None:
+        self._by_walks = cfg.walks is not None
+        stats = (
+            TextColumn("{task.fields[rate]} steps/s"),
+            TextColumn("{task.fields[violations]}"),
+        )
+        if self._by_walks:
+            columns = (
+                SpinnerColumn(),
+                BarColumn(),
+                TextColumn("{task.fields[walks]}/{task.fields[total_walks]} walks"),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                *stats,
+            )
+            total = float(cfg.walks)  # type: ignore[arg-type]
+        else:
+            duration = cfg.effective_duration or 0.0
+            columns = (
+                SpinnerColumn(),
+                _TimeBar(),
+                TimeElapsedColumn(),
+                TextColumn(f"of {duration:g}s"),
+                TextColumn("{task.fields[walks]} walks"),
+                *stats,
+            )
+            total = duration
+        self._progress = Progress(*columns, console=console, transient=False)
+        self._task = self._progress.add_task(
+            "swarm",
+            total=total,
+            walks="0",
+            total_walks=f"{cfg.walks:,}" if self._by_walks else "",
+            rate="-",
+            violations="0 violations",  # plain until one is found, then bold red
+        )
+        self._t0 = time.monotonic()
+
+    def update(self, walks_done: int, steps_done: int, violations_found: int) -> None:
+        elapsed = max(time.monotonic() - self._t0, 1e-9)
+        n = int(violations_found)
+        viol = f"{n:,} violation{'' if n == 1 else 's'}"
+        fields: dict[str, Any] = {
+            "walks": f"{int(walks_done):,}",
+            "rate": f"{steps_done / elapsed:,.0f}",
+            "violations": f"[bold red]{viol}[/]" if violations_found else viol,
+        }
+        if self._by_walks:
+            fields["completed"] = walks_done
+        self._progress.update(self._task, **fields)
+
+    def __enter__(self) -> SwarmProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+
+# ---- summary ----------------------------------------------------------------
+
+
+def _num(value: Any, fmt: str = ",") -> str:
+    if value is None:
+        return "n/a"
+    try:
+        return format(float(value) if "f" in fmt else int(value), fmt)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _size(n_bytes: int) -> str:
+    if n_bytes < 1024:
+        return f"{n_bytes} B"
+    size = float(n_bytes)
+    for unit in ("KiB", "MiB", "GiB"):
+        size /= 1024
+        if size < 1024 or unit == "GiB":
+            break
+    return f"{size:.1f} {unit}"
+
+
+def _counts_table(title: str, counts: Mapping[str, Any], style: str) -> Table:
+    table = Table(title=title, box=box.SIMPLE, title_justify="left", title_style=style)
+    table.add_column("name")
+    table.add_column("count", justify="right")
+    for name, count in sorted(counts.items(), key=lambda kv: (-int(kv[1]), kv[0])):
+        table.add_row(escape(str(name)), _num(count))
+    return table
+
+
+def print_summary(result: Mapping[str, Any], console: Console) -> None:
+    """Print the runner's result dict as small tables."""
+    title = escape(f"kraftwalk swarm {result.get('run_id', '')}")
+    stats = Table(title=title, box=box.SIMPLE, show_header=False, title_justify="left")
+    stats.add_column(style="bold")
+    stats.add_column(justify="right")
+    rows = [
+        ("walks", _num(result.get("walks"))),
+        ("steps", _num(result.get("steps"))),
+        ("seconds", _num(result.get("seconds"), ",.1f")),
+        ("steps/s", _num(result.get("steps_per_s"), ",.0f")),
+        ("steps/s per core", _num(result.get("steps_per_s_per_core"), ",.0f")),
+        ("walks/s", _num(result.get("walks_per_s"), ",.1f")),
+        ("workers", _num(result.get("workers"))),
+        ("JIT seconds", _num(result.get("jit_seconds"), ",.1f")),
+        ("disabled attempts", _num(result.get("disabled_attempts"))),
+    ]
+    for name, value in rows:
+        stats.add_row(name, value)
+    console.print(stats)
+
+    by_invariant = {k: v for k, v in (result.get("violations_by_invariant") or {}).items() if v}
+    if int(result.get("violations") or 0) == 0:
+        console.print("[bold green]no violations[/]")
+    else:
+        console.print(_counts_table(f"violations: {_num(result['violations'])}", by_invariant, "bold red"))
+        first = result.get("first_violations") or []
+        if first:
+            table = Table(title="first violations", box=box.SIMPLE, title_justify="left")
+            keys = ("walk", "invariant", "step", "node_a", "node_b", "epoch", "offset")
+            for key in keys:
+                table.add_column(key, justify="left" if key == "invariant" else "right")
+            for v in first:
+                table.add_row(*(escape(str(v.get(key, ""))) for key in keys))
+            console.print(table)
+
+    hits = {k: v for k, v in (result.get("bound_hits") or {}).items() if v}
+    if hits:
+        console.print(_counts_table("bound hits", hits, "bold yellow"))
+    else:
+        console.print("bound hits: none")
+
+    out_dir = result.get("out_dir")
+    if out_dir:
+        console.print(f"run folder: [bold]{escape(str(out_dir))}[/]")
+        folder = Path(out_dir)
+        if folder.is_dir():
+            for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+                name = escape(str(path.relative_to(folder)))
+                console.print(f"  {name}  [dim]{_size(path.stat().st_size)}[/]")
+
+
+# ---- commands -----------------------------------------------------------------
+
+
+@app.command()
+def swarm(
+    voters: opts.Voters = None,
+    observers: opts.Observers = None,
+    walks: opts.Walks = None,
+    depth: opts.Depth = None,
+    seed: opts.Seed = None,
+    duration: opts.Duration = None,
+    workers: opts.Workers = None,
+    weights: opts.Weights = None,
+    out: opts.Out = None,
+    config: opts.Config = None,
+    pre_vote: opts.PreVote = None,
+    disable_check: opts.DisableCheck = None,
+    log_capacity: opts.LogCapacity = None,
+    msg_slots: opts.MsgSlots = None,
+    max_epoch: opts.MaxEpoch = None,
+    max_records: opts.MaxRecords = None,
+    walk_stats: opts.WalkStats = None,
+    chunk_walks: opts.ChunkWalks = None,
+    fail_on_violation: opts.FailOnViolation = False,
+) -> None:
+    """Run many random walks of a simulated KRaft cluster and check every step.
+
+    Results go to the run folder (--out). Exit code 0 when the run finished,
+    with or without violations (see --fail-on-violation); 2 on a bad option.
+    """
+    cfg = make_config(
+        config,
+        voters=voters,
+        observers=observers,
+        walks=walks,
+        depth=depth,
+        seed=seed,
+        duration=duration,
+        workers=workers,
+        weights=weights,
+        out=out,
+        pre_vote=pre_vote,
+        disabled_checks=disable_check or None,  # typer gives [] when absent
+        log_capacity=log_capacity,
+        msg_slots=msg_slots,
+        max_epoch=max_epoch,
+        max_records=max_records,
+        walk_stats=walk_stats,
+        chunk_walks=chunk_walks,
+    )
+    # Imported only now: options are checked before the Numba kernels load.
+    from kraftwalk.runner import run_swarm
+
+    with SwarmProgress(cfg, Console(stderr=True)) as progress:
+        result = run_swarm(cfg, progress=progress.update)
+    print_summary(result, Console())
+    if fail_on_violation and int(result.get("violations") or 0) > 0:
+        raise typer.Exit(EXIT_VIOLATIONS)
+
+
+if __name__ == "__main__":  # `python -m kraftwalk.cli` before the package is installed
+    app(prog_name="kraftwalk")

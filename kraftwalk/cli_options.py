@@ -1,0 +1,252 @@
+"""Shared CLI option types, so every command spells and explains options alike.
+
+Each option is an ``Annotated`` type whose default is None: None means "not
+given", which lets a ``--config`` TOML file supply the value. The help text
+states the real default, taken from :class:`~kraftwalk.config.RunConfig`.
+
+Usage in a command::
+
+    def hunt(voters: opts.Voters = None, seed: opts.Seed = None, ...) -> None:
+        cfg = make_config(config, voters=voters, seed=seed, ...)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from kraftwalk.config import (
+    DEFAULT_DURATION,
+    INT_RANGES,
+    INVARIANTS,
+    RUNS_DIR,
+    RunConfig,
+    option_name,
+)
+
+_D = RunConfig()
+
+# Help panels group the many options of run commands in `--help`.
+PANEL_RUN = "Run size"
+PANEL_CLUSTER = "Cluster model"
+PANEL_BOUNDS = "State bounds"
+PANEL_OUTPUT = "Output"
+
+
+def _range(name: str) -> str:
+    lo, hi = INT_RANGES[name]
+    return f"{lo}..{hi:_}" if hi >= 10_000 else f"{lo}..{hi}"
+
+
+def parse_int(text: str) -> int:
+    """Typer parser whose error names the bad value (typer's own message does not)."""
+    try:
+        return int(text, 10)
+    except (TypeError, ValueError):
+        raise typer.BadParameter(f"{text!r} is not an integer") from None
+
+
+def parse_float(text: str) -> float:
+    """Typer parser whose error names the bad value."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise typer.BadParameter(f"{text!r} is not a number") from None
+
+
+_INT_FIELDS = (*INT_RANGES, "walks")
+
+
+def _option(field_name: str, help: str, default: Any, panel: str, **kwargs: Any) -> Any:
+    """A typer.Option named after a RunConfig field, with its default in the help."""
+    decls = kwargs.pop("decls", (option_name(field_name),))
+    if field_name in _INT_FIELDS:
+        kwargs.setdefault("parser", parse_int)
+    elif field_name == "duration":
+        kwargs.setdefault("parser", parse_float)
+    return typer.Option(
+        *decls,
+        help=f"{help} (default: {default})",
+        show_default=False,  # the typer default is None; the real one is in the help
+        rich_help_panel=panel,
+        **kwargs,
+    )
+
+
+Voters = Annotated[
+    Optional[int],
+    _option("voters", f"Voters in the cluster ({_range('voters')}).", _D.voters, PANEL_CLUSTER, metavar="N"),
+]
+Observers = Annotated[
+    Optional[int],
+    _option(
+        "observers",
+        f"Observers: non-voting nodes that replicate the log ({_range('observers')}).",
+        _D.observers,
+        PANEL_CLUSTER,
+        metavar="N",
+    ),
+]
+Walks = Annotated[
+    Optional[int],
+    _option(
+        "walks",
+        "Number of random walks to run (>= 1). Without it the run lasts --duration.",
+        "unset",
+        PANEL_RUN,
+        metavar="N",
+    ),
+]
+Depth = Annotated[
+    Optional[int],
+    _option("depth", f"Checked steps per walk ({_range('depth')}).", _D.depth, PANEL_RUN, metavar="STEPS"),
+]
+Seed = Annotated[
+    Optional[int],
+    _option(
+        "seed",
+        "Master seed; the same seed and config replay the same walks (0..2**63-1).",
+        _D.seed,
+        PANEL_RUN,
+        metavar="INT",
+    ),
+]
+Duration = Annotated[
+    Optional[float],
+    _option(
+        "duration",
+        "Stop starting new walks after this many seconds (> 0). With --walks too, "
+        "the run stops at whichever limit comes first.",
+        f"{DEFAULT_DURATION:g} when --walks is not given",
+        PANEL_RUN,
+        metavar="SECONDS",
+    ),
+]
+Workers = Annotated[
+    Optional[int],
+    _option("workers", "Worker processes; 0 uses all CPU cores (0..1024).", f"{_D.workers}", PANEL_RUN, metavar="N"),
+]
+ChunkWalks = Annotated[
+    Optional[int],
+    _option(
+        "chunk_walks",
+        "Walks per task handed to a worker; progress and output advance per chunk "
+        f"({_range('chunk_walks')}).",
+        _D.chunk_walks,
+        PANEL_RUN,
+        metavar="N",
+    ),
+]
+Weights = Annotated[
+    Optional[str],
+    _option(
+        "weights",
+        "Action weights: 'swarm' draws new random weights per walk (swarm testing, "
+        "reaches rare interleavings); 'fixed' uses the same weights for all walks.",
+        _D.weights,
+        PANEL_CLUSTER,
+        metavar="swarm|fixed",
+    ),
+]
+PreVote = Annotated[
+    Optional[bool],
+    _option(
+        "pre_vote",
+        "Run the pre-vote phase (KIP-996) before elections.",
+        "--pre-vote",
+        PANEL_CLUSTER,
+        decls=("--pre-vote/--no-pre-vote",),
+    ),
+]
+DisableCheck = Annotated[
+    Optional[list[str]],
+    _option(
+        "disabled_checks",
+        "Turn off one invariant; repeat to turn off several. Known: " + ", ".join(INVARIANTS) + ".",
+        "all checks on",
+        PANEL_CLUSTER,
+        metavar="INVARIANT",
+    ),
+]
+LogCapacity = Annotated[
+    Optional[int],
+    _option(
+        "log_capacity",
+        "Log entries each node can hold; a full log limits the walk and counts as "
+        f"a bound hit ({_range('log_capacity')}).",
+        _D.log_capacity,
+        PANEL_BOUNDS,
+        metavar="N",
+    ),
+]
+MsgSlots = Annotated[
+    Optional[int],
+    _option(
+        "msg_slots",
+        "In-flight message slots of the simulated network; messages beyond them "
+        f"are dropped, as a lossy network would ({_range('msg_slots')}).",
+        _D.msg_slots,
+        PANEL_BOUNDS,
+        metavar="N",
+    ),
+]
+MaxEpoch = Annotated[
+    Optional[int],
+    _option(
+        "max_epoch",
+        "Highest epoch; a walk ends when an election would pass it, counted as "
+        f"a bound hit ({_range('max_epoch')}).",
+        _D.max_epoch,
+        PANEL_BOUNDS,
+        metavar="N",
+    ),
+]
+MaxRecords = Annotated[
+    Optional[int],
+    _option(
+        "max_records",
+        f"Most records in one FetchResponse ({_range('max_records')}).",
+        _D.max_records,
+        PANEL_BOUNDS,
+        metavar="N",
+    ),
+]
+Out = Annotated[
+    Optional[str],
+    _option("out", "Run folder for results; created by the run.", f"{RUNS_DIR}/<run_id>", PANEL_OUTPUT, metavar="DIR"),
+]
+WalkStats = Annotated[
+    Optional[str],
+    _option(
+        "walk_stats",
+        "Per-walk statistics: 'rows' writes one row per walk; 'histogram' only "
+        "aggregates (smaller output for long runs).",
+        _D.walk_stats,
+        PANEL_OUTPUT,
+        metavar="rows|histogram",
+    ),
+]
+Config = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--config",
+        help="TOML file with option values (keys as the option names, e.g. "
+        "log-capacity = 64); options given on the command line win. A run "
+        "folder's config.toml repeats that run.",
+        show_default=False,
+        rich_help_panel=PANEL_OUTPUT,
+        metavar="FILE",
+        # No exists=True: a missing file is reported by make_config in our format.
+    ),
+]
+FailOnViolation = Annotated[
+    bool,
+    typer.Option(
+        "--fail-on-violation",
+        help="Exit with code 1 when any violation was found (for CI). By default "
+        "a run that finds violations exits 0: finding them is the job.",
+        rich_help_panel=PANEL_OUTPUT,
+    ),
+]

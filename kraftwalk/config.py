@@ -1,0 +1,334 @@
+"""Run configuration: defaults, validation, TOML loading and writing.
+
+Precedence is CLI > TOML file > defaults (:func:`make_config`). Every check
+raises :class:`~kraftwalk.errors.UsageError` with one line that names the bad
+value and what is allowed, so the CLI can print it as-is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import os
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - pyproject pulls in tomli for 3.10
+    import tomli as tomllib
+
+from kraftwalk.errors import UsageError
+
+# Extended by other modules as mutations are added; looked up at validation
+# time, so rebinding ``config.MUTATIONS`` takes effect.
+MUTATIONS: tuple[str, ...] = ("none",)
+
+INVARIANTS: tuple[str, ...] = (
+    "ElectionSafety",
+    "VoteUniqueness",
+    "LeaderAppendOnly",
+    "EpochMonotonic",
+    "LogMatching",
+    "LeaderCompleteness",
+    "StateMachineSafety",
+    "HighWatermarkValid",
+    "HighWatermarkMonotonic",
+    "MajorityReachedHighWatermark",
+    "CommitCurrentEpoch",
+    "ObserverConsistency",
+)
+
+WEIGHTS: tuple[str, ...] = ("swarm", "fixed")
+WALK_STATS: tuple[str, ...] = ("rows", "histogram")
+
+DEFAULT_DURATION = 60.0  # seconds, used when neither walks nor duration is set
+RUNS_DIR = "kraftwalk-runs"  # parent of run folders when --out is not given
+
+# Inclusive ranges of the integer options.
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "voters": (1, 9),
+    "observers": (0, 4),
+    "depth": (1, 10_000_000),
+    "seed": (0, 2**63 - 1),
+    "workers": (0, 1024),
+    "log_capacity": (4, 1024),
+    "msg_slots": (2, 1024),
+    "max_epoch": (2, 100_000),
+    "max_records": (1, 64),
+    "chunk_walks": (1, 10_000_000),
+}
+
+
+def option_name(field_name: str) -> str:
+    """The CLI spelling of a config field, used in every error message."""
+    if field_name == "disabled_checks":
+        return "--disable-check"
+    return "--" + field_name.replace("_", "-")
+
+
+def new_run_id() -> str:
+    """UTC timestamp plus 6 random hex chars: sortable and collision-safe."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{os.urandom(3).hex()}"
+
+
+def _fail(field_name: str, message: str) -> UsageError:
+    err = UsageError(message)
+    err.field = field_name  # type: ignore[attr-defined]  # lets make_config name the TOML file
+    return err
+
+
+def _is_int(value: Any) -> bool:
+    # bool is an int subclass, but `voters = true` is a mistake, not 1.
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that determines a swarm run; validated on construction."""
+
+    voters: int = 3
+    observers: int = 1
+    walks: int | None = None
+    depth: int = 500
+    seed: int = 0
+    duration: float | None = None
+    workers: int = 0
+    weights: str = "swarm"
+    out: str | None = None
+    pre_vote: bool = True
+    mutation: str = "none"
+    disabled_checks: tuple[str, ...] = field(default=())
+    log_capacity: int = 32
+    msg_slots: int = 16
+    max_epoch: int = 60
+    max_records: int = 4
+    walk_stats: str = "rows"
+    chunk_walks: int = 2048
+
+    def __post_init__(self) -> None:
+        self._normalize()
+        self.validate()
+        self._canonical_numbers()
+
+    def _normalize(self) -> None:
+        """Accept harmless spellings of containers and paths (list, Path)."""
+        set_ = object.__setattr__  # frozen dataclass: only legal during init
+        if isinstance(self.out, os.PathLike):
+            set_(self, "out", os.fspath(self.out))
+        checks = self.disabled_checks
+        if isinstance(checks, str):
+            checks = (checks,)
+        if isinstance(checks, (list, tuple)):
+            try:
+                checks = tuple(dict.fromkeys(checks))  # dedupe, keep order
+            except TypeError:  # unhashable entry (e.g. a TOML table): validate() names it
+                checks = tuple(checks)
+            set_(self, "disabled_checks", checks)
+
+    def _canonical_numbers(self) -> None:
+        """After validation (so messages show the value as given): numpy ints -> int, 60 -> 60.0."""
+        set_ = object.__setattr__
+        for name in (*INT_RANGES, "walks"):
+            value = getattr(self, name)
+            if value is not None:
+                set_(self, name, int(value))
+        if self.duration is not None:
+            set_(self, "duration", float(self.duration))
+
+    def validate(self) -> None:
+        """Raise UsageError naming the first bad value."""
+        for name, (lo, hi) in INT_RANGES.items():
+            value = getattr(self, name)
+            if not _is_int(value):
+                raise _fail(name, f"{option_name(name)} must be an integer, got {value!r}")
+            if not lo <= value <= hi:
+                if name == "workers":
+                    allowed = f"0 (all cores) or between 1 and {hi}"
+                else:
+                    allowed = f"between {lo} and {hi}"
+                raise _fail(name, f"{option_name(name)} must be {allowed}, got {value}")
+
+        if self.walks is not None and not (_is_int(self.walks) and self.walks >= 1):
+            raise _fail("walks", f"--walks must be an integer >= 1, got {self.walks!r}")
+
+        d = self.duration
+        if d is not None and not (_is_number(d) and math.isfinite(d) and d > 0):
+            shown = d if _is_number(d) else repr(d)
+            raise _fail("duration", f"--duration must be a finite number of seconds > 0, got {shown}")
+
+        choices = {"weights": WEIGHTS, "walk_stats": WALK_STATS, "mutation": MUTATIONS}
+        for name, allowed in choices.items():
+            value = getattr(self, name)
+            if not isinstance(value, str) or value not in allowed:
+                raise _fail(
+                    name,
+                    f"{option_name(name)} must be one of {', '.join(allowed)}, got {value!r}",
+                )
+
+        if not isinstance(self.pre_vote, bool):
+            raise _fail("pre_vote", f"--pre-vote must be true or false, got {self.pre_vote!r}")
+
+        if self.out is not None and not (isinstance(self.out, str) and self.out.strip()):
+            raise _fail("out", f"--out must be a non-empty folder path, got {self.out!r}")
+
+        if not isinstance(self.disabled_checks, tuple):
+            raise _fail(
+                "disabled_checks",
+                f"--disable-check must be a list of invariant names, got {self.disabled_checks!r}",
+            )
+        for name in self.disabled_checks:
+            if not isinstance(name, str) or name not in INVARIANTS:
+                raise _fail(
+                    "disabled_checks",
+                    f"unknown invariant {name!r} in --disable-check; known: {', '.join(INVARIANTS)}",
+                )
+
+    @property
+    def effective_duration(self) -> float | None:
+        """Time budget in seconds; None when the run is bounded by walks only."""
+        if self.walks is None and self.duration is None:
+            return DEFAULT_DURATION
+        return self.duration
+
+    @property
+    def effective_workers(self) -> int:
+        """Workers to use: ``workers``, or one per CPU core when it is 0."""
+        return self.workers or (os.cpu_count() or 1)
+
+    @property
+    def run_id(self) -> str | None:
+        """The run folder's name, or None while ``out`` is unset."""
+        if self.out is None:
+            return None
+        return os.path.basename(os.path.normpath(self.out))
+
+    def with_out(self) -> RunConfig:
+        """This config with ``out`` filled in: ``kraftwalk-runs/<new_run_id()>`` if unset."""
+        if self.out is not None:
+            return self
+        return dataclasses.replace(self, out=os.path.join(RUNS_DIR, new_run_id()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict of all fields (tuples become lists)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    def to_toml(self) -> str:
+        """TOML text that :func:`load_config` reads back to an equal config.
+
+        Keys use the CLI spelling. TOML has no null, so unset options become
+        comments and fall back to their (None) default when read back.
+        """
+        lines = [
+            "# kraftwalk run configuration; reuse with: kraftwalk swarm --config config.toml",
+        ]
+        for f in dataclasses.fields(self):
+            key = option_name(f.name)[2:]
+            value = getattr(self, f.name)
+            if value is None:
+                lines.append(f"# {key} is not set")
+            else:
+                lines.append(f"{key} = {_toml_value(value)}")
+        return "\n".join(lines) + "\n"
+
+
+FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunConfig))
+
+
+def _key_aliases() -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for name in FIELD_NAMES:
+        aliases[name] = name
+        aliases[name.replace("_", "-")] = name
+    for alias in ("disable-check", "disable_check"):
+        aliases[alias] = "disabled_checks"
+    return aliases
+
+
+KEY_ALIASES: dict[str, str] = _key_aliases()
+
+
+def _toml_string(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:  # TOML forbids raw control chars
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)  # shortest round-tripping form; always valid TOML when finite
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {value!r} as TOML")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a TOML config file into a dict keyed by RunConfig field names.
+
+    Values are not validated here (that happens in RunConfig), only the keys.
+    """
+    shown = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as e:
+        raise UsageError(f"cannot read config file {shown!r}: {e.strerror or e}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"invalid TOML in config file {shown!r}: {_one_line(e)}") from None
+
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        name = KEY_ALIASES.get(key)
+        if name is None:
+            allowed = ", ".join(option_name(n)[2:] for n in FIELD_NAMES)
+            raise UsageError(f"unknown key {key!r} in config file {shown!r}; allowed keys: {allowed}")
+        if name in values:
+            raise UsageError(f"key {key!r} in config file {shown!r} sets {option_name(name)} twice")
+        values[name] = value
+    return values
+
+
+def make_config(toml_path: str | os.PathLike[str] | None = None, **cli_overrides: Any) -> RunConfig:
+    """Merge defaults < TOML file < CLI values (None = not given) and validate."""
+    unknown = sorted(set(cli_overrides) - set(FIELD_NAMES))
+    if unknown:  # a programming error in a command, not a user error
+        raise TypeError(f"make_config() got unknown options: {', '.join(unknown)}")
+
+    from_file = load_config(toml_path) if toml_path is not None else {}
+    values = dict(from_file)
+    values.update({k: v for k, v in cli_overrides.items() if v is not None})
+    try:
+        return RunConfig(**values)
+    except UsageError as e:
+        bad = getattr(e, "field", None)
+        if bad in from_file and cli_overrides.get(bad) is None:  # the file's value was used
+            raise _fail(bad, f"in config file {os.fspath(toml_path)!r}: {e}") from None
+        raise
