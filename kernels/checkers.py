@@ -1,7 +1,7 @@
 """Safety invariants, checked after every step.
 
 ``check_invariants`` runs every enabled check and records the first violation
-in ``w.viol``. Each check costs O(N) per step (LogMatching: O(N) per entry
+in ``w.scal[V_*]``. Each check costs O(N) per step (LogMatching: O(N) per entry
 written this step) because logs carry prefix hashes: comparing two prefixes is
 one integer compare, and on a hash mismatch the exact offset is found by a scan.
 
@@ -16,9 +16,11 @@ import numpy as np
 from .jit import kernel
 
 from .layout import (
-    G_COMMIT_LEN, G_LEADER_HW, G_LEADER_HW_EPOCH, GN_PREV_EPOCH, GN_PREV_LEADER_EPOCH,
-    GN_PREV_LOG_END, LEADER, P_MAJORITY, P_NODES, P_VOTERS, S_COMMITTED, V_EPOCH,
-    V_INVARIANT, V_NODE_A, V_NODE_B, V_OFFSET, V_STEP, S_STEPS,
+    CM_BY, CM_EPOCH, CM_VALUE, COMMIT_HASH, DIRTY_FROM, ENTRY_EPOCH, ENTRY_VALUE, EPOCH,
+    GN_PREV_EPOCH, GN_PREV_LEADER_EPOCH, GN_PREV_LOG_END, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
+    G_LEADER_HW_EPOCH, G_REACH, G_VOTE, HW, LEADER, LOG_END, LOG_HASH, PREV_HASH, P_MAJORITY,
+    P_NODES, P_VOTERS, ROLE, S_COMMITTED, S_STEPS, UP, VOTED_ID, V_EPOCH, V_INVARIANT,
+    V_NODE_A, V_NODE_B, V_OFFSET, V_STEP,
 )
 from .log import prefix_hash
 
@@ -48,20 +50,21 @@ INVARIANT_NAMES = (
 @kernel
 def report(w, invariant, a, b, epoch, offset):
     """Record a violation unless one is already recorded for this walk."""
-    if w.viol[V_INVARIANT] == 0:
-        w.viol[V_INVARIANT] = invariant + 1
-        w.viol[V_STEP] = w.stats[S_STEPS]
-        w.viol[V_NODE_A] = a
-        w.viol[V_NODE_B] = b
-        w.viol[V_EPOCH] = epoch
-        w.viol[V_OFFSET] = offset
+    if w.scal[V_INVARIANT] == 0:
+        w.scal[V_INVARIANT] = invariant + 1
+        w.scal[V_STEP] = w.scal[S_STEPS]
+        w.scal[V_NODE_A] = a
+        w.scal[V_NODE_B] = b
+        w.scal[V_EPOCH] = epoch
+        w.scal[V_OFFSET] = offset
 
 
 @kernel
-def first_mismatch(w, i, cmp_epoch, cmp_value, length):
-    """First offset below ``length`` where node i's log differs from (cmp_epoch, cmp_value)."""
+def first_mismatch(w, i, length):
+    """First offset below ``length`` where node i's log differs from the committed log."""
     for k in range(length):
-        if w.log_epoch[i, k] != cmp_epoch[k] or w.log_value[i, k] != cmp_value[k]:
+        if (w.log[ENTRY_EPOCH, i, k] != w.ghost[CM_EPOCH, k]
+                or w.log[ENTRY_VALUE, i, k] != w.ghost[CM_VALUE, k]):
             return k
     return length
 
@@ -70,9 +73,9 @@ def first_mismatch(w, i, cmp_epoch, cmp_value, length):
 def record_vote_granted(w, voter, candidate, epoch, checks):
     """Ghost: a (non pre-) vote was granted. Called by the vote handler itself, so a
     second vote is caught even when the voter's persisted vote is not overwritten."""
-    prev = w.g_vote[voter, epoch]
+    prev = w.ghost[G_VOTE + voter, epoch]
     if prev == -1:
-        w.g_vote[voter, epoch] = candidate
+        w.ghost[G_VOTE + voter, epoch] = candidate
     elif prev != candidate and checks & (1 << VOTE_UNIQUENESS):
         report(w, VOTE_UNIQUENESS, voter, candidate, epoch, -1)
 
@@ -80,126 +83,126 @@ def record_vote_granted(w, voter, candidate, epoch, checks):
 @kernel
 def extend_committed(w, i, upto):
     """Ghost: the committed log grows to ``upto`` with node i's entries (i's HW covers them)."""
-    c = w.g_scalar[G_COMMIT_LEN]
-    by = w.epoch[i]
+    c = w.scal[G_COMMIT_LEN]
+    by = w.node[EPOCH, i]
     for k in range(c, upto):
-        w.g_commit_epoch[k] = w.log_epoch[i, k]
-        w.g_commit_value[k] = w.log_value[i, k]
-        w.g_commit_hash[k] = w.log_hash[i, k]
-        w.g_commit_by[k] = by
-    for e in range(by, w.g_reach.shape[0]):
-        if w.g_reach[e] < upto:
-            w.g_reach[e] = upto
-    w.g_scalar[G_COMMIT_LEN] = upto
-    w.stats[S_COMMITTED] = upto
+        w.ghost[CM_EPOCH, k] = w.log[ENTRY_EPOCH, i, k]
+        w.ghost[CM_VALUE, k] = w.log[ENTRY_VALUE, i, k]
+        w.hashes[COMMIT_HASH, k] = w.hashes[LOG_HASH + i, k]
+        w.ghost[CM_BY, k] = by
+    for e in range(by, w.ghost.shape[1]):
+        if w.ghost[G_REACH, e] < upto:
+            w.ghost[G_REACH, e] = upto
+    w.scal[G_COMMIT_LEN] = upto
+    w.scal[S_COMMITTED] = upto
 
 
 @kernel
 def check_log_matching(w, i, n):
     """Entries node i wrote this step must agree with every other log wherever the
     epochs at an offset match: same epoch at an offset => identical prefixes."""
-    d = w.dirty_from[i]
-    end_i = w.log_end[i]
+    d = w.node[DIRTY_FROM, i]
+    end_i = w.node[LOG_END, i]
     for j in range(n):
         if j == i:
             continue
-        hi = min(end_i, w.log_end[j])
+        hi = min(end_i, w.node[LOG_END, j])
         for k in range(d, hi):
-            if w.log_epoch[i, k] == w.log_epoch[j, k] and w.log_hash[i, k] != w.log_hash[j, k]:
+            if w.log[ENTRY_EPOCH, i, k] == w.log[ENTRY_EPOCH, j, k] and w.hashes[LOG_HASH + i, k] != w.hashes[LOG_HASH + j, k]:
                 # locate the first differing entry for the report
                 bad = k
                 for q in range(k + 1):
-                    if w.log_epoch[i, q] != w.log_epoch[j, q] or w.log_value[i, q] != w.log_value[j, q]:
+                    if w.log[ENTRY_EPOCH, i, q] != w.log[ENTRY_EPOCH, j, q] or w.log[ENTRY_VALUE, i, q] != w.log[ENTRY_VALUE, j, q]:
                         bad = q
                         break
-                report(w, LOG_MATCHING, i, j, w.log_epoch[i, k], bad)
+                report(w, LOG_MATCHING, i, j, w.log[ENTRY_EPOCH, i, k], bad)
                 return
 
 
 @kernel
 def check_invariants(w, checks):
     """Check every enabled invariant (``checks`` is a compile-time bitmask)."""
-    n = w.params[P_NODES]
-    v = w.params[P_VOTERS]
-    majority = w.params[P_MAJORITY]
+    n = w.scal[P_NODES]
+    v = w.scal[P_VOTERS]
+    majority = w.scal[P_MAJORITY]
 
     top_leader = -1
     for i in range(n):
-        e = w.epoch[i]
-        is_leader = w.up[i] == 1 and w.role[i] == LEADER
+        e = w.node[EPOCH, i]
+        is_leader = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER
 
         # EpochMonotonic: the (persisted) epoch never goes down, crashes included.
         if checks & (1 << EPOCH_MONOTONIC):
-            if e < w.g_node[i, GN_PREV_EPOCH]:
+            if e < w.node[GN_PREV_EPOCH, i]:
                 report(w, EPOCH_MONOTONIC, i, -1, e, -1)
-        w.g_node[i, GN_PREV_EPOCH] = e
+        w.node[GN_PREV_EPOCH, i] = e
 
         # VoteUniqueness, from the persisted vote (the handler also records grants).
-        if i < v and w.voted_id[i] >= 0:
-            prev = w.g_vote[i, e]
+        if i < v and w.node[VOTED_ID, i] >= 0:
+            prev = w.ghost[G_VOTE + i, e]
             if prev == -1:
-                w.g_vote[i, e] = w.voted_id[i]
-            elif prev != w.voted_id[i] and checks & (1 << VOTE_UNIQUENESS):
-                report(w, VOTE_UNIQUENESS, i, w.voted_id[i], e, -1)
+                w.ghost[G_VOTE + i, e] = w.node[VOTED_ID, i]
+            elif prev != w.node[VOTED_ID, i] and checks & (1 << VOTE_UNIQUENESS):
+                report(w, VOTE_UNIQUENESS, i, w.node[VOTED_ID, i], e, -1)
 
         if is_leader:
             # ElectionSafety: at most one leader per epoch, over the whole history.
-            if w.g_leader[e] == -1:
-                w.g_leader[e] = i
-            elif w.g_leader[e] != i and checks & (1 << ELECTION_SAFETY):
-                report(w, ELECTION_SAFETY, w.g_leader[e], i, e, -1)
-            if top_leader == -1 or e > w.epoch[top_leader]:
+            if w.ghost[G_LEADER, e] == -1:
+                w.ghost[G_LEADER, e] = i
+            elif w.ghost[G_LEADER, e] != i and checks & (1 << ELECTION_SAFETY):
+                report(w, ELECTION_SAFETY, w.ghost[G_LEADER, e], i, e, -1)
+            if top_leader == -1 or e > w.node[EPOCH, top_leader]:
                 top_leader = i
 
             # LeaderAppendOnly: while leading one epoch (even across a crash), the log
             # only grows: the old prefix must still be there, unchanged.
-            if w.g_node[i, GN_PREV_LEADER_EPOCH] == e and checks & (1 << LEADER_APPEND_ONLY):
-                pe = w.g_node[i, GN_PREV_LOG_END]
-                if w.log_end[i] < pe or (pe > 0 and w.log_hash[i, pe - 1] != w.g_prev_hash[i]):
-                    off = min(pe, w.log_end[i])
-                    if w.dirty_from[i] < off:
-                        off = w.dirty_from[i]
+            if w.node[GN_PREV_LEADER_EPOCH, i] == e and checks & (1 << LEADER_APPEND_ONLY):
+                pe = w.node[GN_PREV_LOG_END, i]
+                if w.node[LOG_END, i] < pe or (pe > 0 and w.hashes[LOG_HASH + i, pe - 1] != w.hashes[PREV_HASH, i]):
+                    off = min(pe, w.node[LOG_END, i])
+                    if w.node[DIRTY_FROM, i] < off:
+                        off = w.node[DIRTY_FROM, i]
                     report(w, LEADER_APPEND_ONLY, i, -1, e, off)
-            w.g_node[i, GN_PREV_LEADER_EPOCH] = e
-            w.g_node[i, GN_PREV_LOG_END] = w.log_end[i]
-            w.g_prev_hash[i] = prefix_hash(w, i, w.log_end[i])
+            w.node[GN_PREV_LEADER_EPOCH, i] = e
+            w.node[GN_PREV_LOG_END, i] = w.node[LOG_END, i]
+            w.hashes[PREV_HASH, i] = prefix_hash(w, i, w.node[LOG_END, i])
 
             # LeaderCompleteness: entries committed in earlier epochs are in this log.
-            need = w.g_reach[e - 1] if e >= 1 else 0
+            need = w.ghost[G_REACH, e - 1] if e >= 1 else 0
             if need > 0 and checks & (1 << LEADER_COMPLETENESS):
-                if w.log_end[i] < need or w.log_hash[i, need - 1] != w.g_commit_hash[need - 1]:
-                    off = first_mismatch(w, i, w.g_commit_epoch, w.g_commit_value, min(need, w.log_end[i]))
+                if w.node[LOG_END, i] < need or w.hashes[LOG_HASH + i, need - 1] != w.hashes[COMMIT_HASH, need - 1]:
+                    off = first_mismatch(w, i, min(need, w.node[LOG_END, i]))
                     report(w, LEADER_COMPLETENESS, i, -1, e, off)
 
-            h = w.hw[i]
-            if h > 0 and h <= w.log_end[i]:
+            h = w.node[HW, i]
+            if h > 0 and h <= w.node[LOG_END, i]:
                 # CommitCurrentEpoch: the HW covers an entry of the leader's own epoch.
-                if checks & (1 << COMMIT_CURRENT_EPOCH) and w.log_epoch[i, h - 1] != e:
+                if checks & (1 << COMMIT_CURRENT_EPOCH) and w.log[ENTRY_EPOCH, i, h - 1] != e:
                     report(w, COMMIT_CURRENT_EPOCH, i, -1, e, h - 1)
                 # MajorityReachedHighWatermark: a majority of voters hold [0, HW).
                 if checks & (1 << MAJORITY_REACHED_HIGH_WATERMARK):
-                    hh = w.log_hash[i, h - 1]
+                    hh = w.hashes[LOG_HASH + i, h - 1]
                     count = 0
                     for j in range(v):
-                        if w.log_end[j] >= h and w.log_hash[j, h - 1] == hh:
+                        if w.node[LOG_END, j] >= h and w.hashes[LOG_HASH + j, h - 1] == hh:
                             count += 1
                     if count < majority:
                         report(w, MAJORITY_REACHED_HIGH_WATERMARK, i, -1, e, h - 1)
 
         # HighWatermarkValid: HW <= log end.
-        if w.hw[i] > w.log_end[i] and checks & (1 << HIGH_WATERMARK_VALID):
-            report(w, HIGH_WATERMARK_VALID, i, -1, e, w.hw[i])
+        if w.node[HW, i] > w.node[LOG_END, i] and checks & (1 << HIGH_WATERMARK_VALID):
+            report(w, HIGH_WATERMARK_VALID, i, -1, e, w.node[HW, i])
 
         # StateMachineSafety / ObserverConsistency: a node's log below its HW is a
         # prefix of the committed log; a voter's HW past it extends it.
-        h = min(w.hw[i], w.log_end[i])
+        h = min(w.node[HW, i], w.node[LOG_END, i])
         if h > 0:
-            c = w.g_scalar[G_COMMIT_LEN]
+            c = w.scal[G_COMMIT_LEN]
             m = min(h, c)
             inv = STATE_MACHINE_SAFETY if i < v else OBSERVER_CONSISTENCY
-            if m > 0 and w.log_hash[i, m - 1] != w.g_commit_hash[m - 1]:
+            if m > 0 and w.hashes[LOG_HASH + i, m - 1] != w.hashes[COMMIT_HASH, m - 1]:
                 if checks & (1 << inv):
-                    off = first_mismatch(w, i, w.g_commit_epoch, w.g_commit_value, m)
+                    off = first_mismatch(w, i, m)
                     report(w, inv, i, -1, e, off)
             elif h > c:
                 if i < v:
@@ -210,18 +213,18 @@ def check_invariants(w, checks):
     # HighWatermarkMonotonic, as Kafka's MonotonicHighWatermark: the HW of the
     # highest-epoch leader never goes down (a stale leader of a lower epoch than
     # one already seen is not compared).
-    if top_leader >= 0 and w.hw[top_leader] >= 0:
-        e = w.epoch[top_leader]
-        if e >= w.g_scalar[G_LEADER_HW_EPOCH]:
-            if w.hw[top_leader] < w.g_scalar[G_LEADER_HW] and checks & (1 << HIGH_WATERMARK_MONOTONIC):
-                report(w, HIGH_WATERMARK_MONOTONIC, top_leader, -1, e, w.hw[top_leader])
-            w.g_scalar[G_LEADER_HW] = w.hw[top_leader]
-            w.g_scalar[G_LEADER_HW_EPOCH] = e
+    if top_leader >= 0 and w.node[HW, top_leader] >= 0:
+        e = w.node[EPOCH, top_leader]
+        if e >= w.scal[G_LEADER_HW_EPOCH]:
+            if w.node[HW, top_leader] < w.scal[G_LEADER_HW] and checks & (1 << HIGH_WATERMARK_MONOTONIC):
+                report(w, HIGH_WATERMARK_MONOTONIC, top_leader, -1, e, w.node[HW, top_leader])
+            w.scal[G_LEADER_HW] = w.node[HW, top_leader]
+            w.scal[G_LEADER_HW_EPOCH] = e
 
     # LogMatching over the entries written in this step, then clear the marks.
-    cap = w.log_epoch.shape[1]
+    cap = w.log.shape[2]
     for i in range(n):
-        if w.dirty_from[i] < w.log_end[i] and checks & (1 << LOG_MATCHING):
+        if w.node[DIRTY_FROM, i] < w.node[LOG_END, i] and checks & (1 << LOG_MATCHING):
             check_log_matching(w, i, n)
-        w.dirty_from[i] = cap
-    return w.viol[V_INVARIANT] != 0
+        w.node[DIRTY_FROM, i] = cap
+    return w.scal[V_INVARIANT] != 0

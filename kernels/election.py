@@ -10,10 +10,11 @@ from .jit import kernel
 from .checkers import record_vote_granted
 from .features import MUT_DOUBLE_VOTE, PRE_VOTE
 from .layout import (
-    C_NEXT_CORR, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_NONE, F_CORR, F_DST, F_EPOCH, F_ERROR,
-    F_GRANTED, F_LAST_EPOCH, F_LAST_OFFSET, F_LEADER, F_PRE_VOTE, F_SRC, FOLLOWER, LEADER,
-    P_MAX_EPOCH, PROSPECTIVE, RESIGNED, S_BOUND_HIT, S_DISRUPTIONS, UNATTACHED, BOUND_EPOCH,
-    VOTE_REQUEST, VOTE_RESPONSE,
+    BOUND_EPOCH, CANDIDATE, C_NEXT_CORR, EPOCH, ERR_FENCED_LEADER_EPOCH, ERR_NONE, FOLLOWER,
+    F_CORR, F_DST, F_EPOCH, F_ERROR, F_GRANTED, F_LAST_EPOCH, F_LAST_OFFSET, F_LEADER,
+    F_PRE_VOTE, F_SRC, GRANTED, HAS_FETCHED, INFLIGHT, LEADER, LEADER_ID, LOG_END, PROSPECTIVE,
+    P_MAX_EPOCH, REJECTED, RESIGNED, ROLE, S_BOUND_HIT, S_DISRUPTIONS, UNATTACHED, UP,
+    VOTED_ID, VOTE_REQUEST, VOTE_RESPONSE,
 )
 from .log import last_epoch, log_up_to_date
 from .network import new_message
@@ -28,10 +29,10 @@ from .quorum_state import (
 def maybe_transition_forward(w, i):
     """Move a nominee on once it holds a majority: Prospective -> Candidate -> Leader
     (in one go for a single-voter quorum)."""
-    if w.role[i] == PROSPECTIVE and has_majority(w, w.granted[i]):
+    if w.node[ROLE, i] == PROSPECTIVE and has_majority(w, w.node[GRANTED, i]):
         if not transition_to_candidate(w, i):
             return
-    if w.role[i] == CANDIDATE and has_majority(w, w.granted[i]):
+    if w.node[ROLE, i] == CANDIDATE and has_majority(w, w.node[GRANTED, i]):
         transition_to_leader(w, i)
 
 
@@ -48,17 +49,17 @@ def start_election(w, i, features):
 @kernel
 def prospective_transition_after_election_loss(w, i):
     """A lost pre-vote: back to Follower of a known leader, else Unattached (same epoch)."""
-    if w.leader_id[i] >= 0:
-        transition_to_follower(w, i, w.epoch[i], w.leader_id[i])
+    if w.node[LEADER_ID, i] >= 0:
+        transition_to_follower(w, i, w.node[EPOCH, i], w.node[LEADER_ID, i])
     else:
-        transition_to_unattached(w, i, w.epoch[i], -1)
+        transition_to_unattached(w, i, w.node[EPOCH, i], -1)
 
 
-@kernel
+@kernel(inline="always")
 def election_timeout_enabled(w, i):
-    if w.up[i] == 0:
+    if w.node[UP, i] == 0:
         return False
-    r = w.role[i]
+    r = w.node[ROLE, i]
     if not is_voter(w, i):
         return r == FOLLOWER  # an observer's fetch timeout
     return r != LEADER
@@ -68,10 +69,10 @@ def election_timeout_enabled(w, i):
 def on_election_timeout(w, i, features):
     """The election timer (Unattached, Prospective, Candidate, Resigned) or the fetch
     timer (Follower) of node i expires: Kafka's poll* methods."""
-    r = w.role[i]
+    r = w.node[ROLE, i]
     if not is_voter(w, i):
         # Observer follower: fetch timeout, forget the leader's liveness.
-        transition_to_unattached(w, i, w.epoch[i], w.leader_id[i])
+        transition_to_unattached(w, i, w.node[EPOCH, i], w.node[LEADER_ID, i])
         return
     if r == UNATTACHED or r == FOLLOWER:
         start_election(w, i, features)
@@ -84,49 +85,49 @@ def on_election_timeout(w, i, features):
         elif transition_to_candidate(w, i):
             maybe_transition_forward(w, i)
     elif r == RESIGNED:
-        if w.epoch[i] + 1 > w.params[P_MAX_EPOCH]:
-            w.stats[S_BOUND_HIT] = BOUND_EPOCH
+        if w.node[EPOCH, i] + 1 > w.scal[P_MAX_EPOCH]:
+            w.scal[S_BOUND_HIT] = BOUND_EPOCH
             return
-        transition_to_unattached(w, i, w.epoch[i] + 1, -1)
+        transition_to_unattached(w, i, w.node[EPOCH, i] + 1, -1)
 
 
 @kernel
 def send_vote_request_enabled(w, i, j):
-    r = w.role[i]
-    if w.up[i] == 0 or not (r == PROSPECTIVE or r == CANDIDATE):
+    r = w.node[ROLE, i]
+    if w.node[UP, i] == 0 or not (r == PROSPECTIVE or r == CANDIDATE):
         return False
     if j == i or not is_voter(w, j) or vote_rejected(w, i):
         return False
-    return ((w.granted[i] | w.rejected[i]) >> j) & 1 == 0
+    return ((w.node[GRANTED, i] | w.node[REJECTED, i]) >> j) & 1 == 0
 
 
 @kernel
 def send_vote_request(w, i, j):
     """maybeSendVoteRequests: a nominee asks voter j, which has not answered yet."""
-    k = new_message(w, VOTE_REQUEST, i, j, w.epoch[i])
-    w.counters[C_NEXT_CORR] += 1
-    w.inflight[i, j] = w.counters[C_NEXT_CORR]
+    k = new_message(w, VOTE_REQUEST, i, j, w.node[EPOCH, i])
+    w.scal[C_NEXT_CORR] += 1
+    w.peer[INFLIGHT, i, j] = w.scal[C_NEXT_CORR]
     if k < 0:
         return
     m = w.msgs[k]
-    m[F_CORR] = w.counters[C_NEXT_CORR]
+    m[F_CORR] = w.scal[C_NEXT_CORR]
     m[F_LAST_EPOCH] = last_epoch(w, i)
-    m[F_LAST_OFFSET] = w.log_end[i]
-    m[F_PRE_VOTE] = 1 if w.role[i] == PROSPECTIVE else 0
+    m[F_LAST_OFFSET] = w.node[LOG_END, i]
+    m[F_PRE_VOTE] = 1 if w.node[ROLE, i] == PROSPECTIVE else 0
 
 
 @kernel
 def can_grant_vote(w, i, candidate, up_to_date, pre_vote, features):
     """Kafka's EpochState.canGrantVote for the role of node i."""
-    r = w.role[i]
+    r = w.node[ROLE, i]
     if r == UNATTACHED or r == PROSPECTIVE:
         if pre_vote:
             return up_to_date
-        if w.voted_id[i] >= 0:
+        if w.node[VOTED_ID, i] >= 0:
             if features & MUT_DOUBLE_VOTE:
                 return up_to_date  # known bug: the vote already cast is not checked
-            return w.voted_id[i] == candidate
-        if w.leader_id[i] >= 0:
+            return w.node[VOTED_ID, i] == candidate
+        if w.node[LEADER_ID, i] >= 0:
             return False
         return up_to_date
     if r == CANDIDATE:
@@ -134,7 +135,7 @@ def can_grant_vote(w, i, candidate, up_to_date, pre_vote, features):
             return up_to_date and candidate != i
         return pre_vote and up_to_date
     if r == FOLLOWER:
-        return pre_vote and w.has_fetched[i] == 0 and up_to_date
+        return pre_vote and w.node[HAS_FETCHED, i] == 0 and up_to_date
     if r == RESIGNED:
         return pre_vote and up_to_date
     return False  # the leader refuses everything
@@ -150,30 +151,30 @@ def handle_vote_request(w, s, features):
     pre_vote = m[F_PRE_VOTE] == 1
     granted = False
     error = ERR_NONE
-    if epoch < w.epoch[i]:
+    if epoch < w.node[EPOCH, i]:
         error = ERR_FENCED_LEADER_EPOCH
     else:
-        if epoch > w.epoch[i]:
-            if w.role[i] == LEADER:
-                w.stats[S_DISRUPTIONS] += 1
+        if epoch > w.node[EPOCH, i]:
+            if w.node[ROLE, i] == LEADER:
+                w.scal[S_DISRUPTIONS] += 1
             transition_to_unattached(w, i, epoch, -1)
-        up_to_date = log_up_to_date(m[F_LAST_EPOCH], m[F_LAST_OFFSET], last_epoch(w, i), w.log_end[i])
+        up_to_date = log_up_to_date(m[F_LAST_EPOCH], m[F_LAST_OFFSET], last_epoch(w, i), w.node[LOG_END, i])
         granted = can_grant_vote(w, i, cand, up_to_date, pre_vote, features)
         if granted and not pre_vote:
-            r = w.role[i]
-            if (r == UNATTACHED or r == PROSPECTIVE) and w.voted_id[i] == -1:
-                w.voted_id[i] = cand  # durable, same epoch
+            r = w.node[ROLE, i]
+            if (r == UNATTACHED or r == PROSPECTIVE) and w.node[VOTED_ID, i] == -1:
+                w.node[VOTED_ID, i] = cand  # durable, same epoch
                 if r == PROSPECTIVE:
                     # prospectiveAddVotedState: a fresh election, earlier pre-votes are lost
-                    w.granted[i] = 1 << i
-                    w.rejected[i] = 0
+                    w.node[GRANTED, i] = 1 << i
+                    w.node[REJECTED, i] = 0
             record_vote_granted(w, i, cand, epoch, features)
-    k = new_message(w, VOTE_RESPONSE, i, cand, w.epoch[i])
+    k = new_message(w, VOTE_RESPONSE, i, cand, w.node[EPOCH, i])
     if k >= 0:
         r = w.msgs[k]
         r[F_CORR] = m[F_CORR]
         r[F_ERROR] = error
-        r[F_LEADER] = w.leader_id[i]
+        r[F_LEADER] = w.node[LEADER_ID, i]
         r[F_PRE_VOTE] = 1 if pre_vote else 0
         r[F_GRANTED] = 1 if granted else 0
 
@@ -184,19 +185,19 @@ def handle_vote_response(w, s, features):
     m = w.msgs[s]
     i = m[F_DST]
     src = m[F_SRC]
-    if w.inflight[i, src] != m[F_CORR]:
+    if w.peer[INFLIGHT, i, src] != m[F_CORR]:
         return  # not the response Kafka's RequestManager expects: dropped
-    w.inflight[i, src] = 0
+    w.peer[INFLIGHT, i, src] = 0
     if maybe_handle_common_response(w, i, m[F_ERROR], m[F_LEADER], m[F_EPOCH]):
         return
-    r = w.role[i]
+    r = w.node[ROLE, i]
     pre_vote = m[F_PRE_VOTE] == 1
     if not ((r == PROSPECTIVE and pre_vote) or (r == CANDIDATE and not pre_vote)):
         return
     if m[F_GRANTED] == 1:
-        w.granted[i] |= 1 << src
+        w.node[GRANTED, i] |= 1 << src
         maybe_transition_forward(w, i)
     else:
-        w.rejected[i] |= 1 << src
+        w.node[REJECTED, i] |= 1 << src
         if r == PROSPECTIVE and vote_rejected(w, i):
             prospective_transition_after_election_loss(w, i)

@@ -1,72 +1,75 @@
 """The packed state of one walk: the one place the layout is defined.
 
-A walk is one simulated KRaft cluster. Its whole state lives in the fixed-size
-NumPy arrays of a :class:`Walk` (a namedtuple, so Numba passes it by value and
-indexes fields at compile time). Nothing is allocated while a walk runs; a
-worker allocates one ``Walk`` and resets it for each walk it simulates.
+A walk is one simulated KRaft cluster. Its whole state lives in eight
+fixed-size NumPy arrays, bundled in a :class:`Walk` namedtuple. Fields are rows
+of those arrays, named by the constants below: ``w.node[EPOCH, i]`` is node i's
+epoch, ``w.log[ENTRY_EPOCH, i, k]`` the epoch of its entry at offset k. Few
+arrays matter for speed: Numba passes every array of the tuple to every call as
+several scalars, so 8 arrays instead of 40 make a call ~4x cheaper. It is also
+the struct-of-arrays shape a GPU kernel would index. Nothing is allocated while
+a walk runs; a worker allocates one ``Walk`` and resets it for every walk.
 
 Node ids: voters are ``0 .. V-1``, observers ``V .. V+O-1`` (N = V + O).
 Offsets are 0-based; a log holds entries ``[0, log_end)``.
 
-Per node (arrays of shape [N], int32 unless noted)
-  role          UNATTACHED / PROSPECTIVE / CANDIDATE / FOLLOWER / LEADER / RESIGNED
-  up            1 while running, 0 while crashed
-  epoch         current epoch                                    (persistent)
-  voted_id      voted candidate in ``epoch`` or -1               (persistent)
-  leader_id     known leader in ``epoch`` or -1                  (persistent, as
-                Kafka's quorum-state file keeps it)
-  log_end       log end offset
-  flushed_end   end of the flushed prefix of the log             (persistent)
-  hw            high watermark, -1 while unknown (a new leader has none until
-                an entry of its epoch is on a majority)
-  granted       bitmask of voters that granted this node's (pre-)vote request
-  rejected      bitmask of voters that rejected it
-  has_fetched   1 once a follower fetched successfully from its leader this epoch
-  epoch_start   leader: offset of its LeaderChange record (epochStartOffset)
-  fetched_mask  leader: voters heard from since the last check-quorum tick
-  acked_mask    leader: voters that acknowledged BeginQuorumEpoch or fetched;
+node    int32 [NODE_FIELDS, N]                         per-node fields
+  ROLE          UNATTACHED / PROSPECTIVE / CANDIDATE / FOLLOWER / LEADER / RESIGNED
+  UP            1 while running, 0 while crashed
+  EPOCH         current epoch                                    (persistent)
+  VOTED_ID      vote cast in EPOCH, -1 none                      (persistent)
+  LEADER_ID     known leader in EPOCH, -1 none (persistent, as in Kafka's
+                quorum-state file)
+  LOG_END       log end offset
+  FLUSHED_END   end of the flushed prefix of the log             (persistent)
+  HW            high watermark, -1 unknown (a new leader has none until an
+                entry of its epoch is on a majority)
+  GRANTED       bitmask of voters that granted this nominee's (pre-)vote
+  REJECTED      bitmask of voters that rejected it
+  HAS_FETCHED   follower: fetched successfully from its leader in this epoch
+  EPOCH_START   leader: offset of its LeaderChange record (epochStartOffset)
+  FETCHED_MASK  leader: voters heard from since the check-quorum timer restarted
+  ACKED_MASK    leader: voters that acknowledged BeginQuorumEpoch or fetched;
                 resigned: voters that acknowledged EndQuorumEpoch
-  preferred     bitmask of preferred successors received in EndQuorumEpoch
+  PREFERRED     resigned: preferred successors (bitmask); follower: 1 if named one
+  LINKS         bit j set: messages from this node to j get through
+  DIRTY_FROM    lowest log offset written by the current step (CAP if none)
+  GN_PREV_*     ghost: epoch, leader epoch (-1 none) and log end after the
+                previous step, for the monotonicity and append-only checks
 
-Per node pair, shape [N, N]
-  inflight      correlation id of node i's outstanding request to j (0 none):
-                a response is handled only if it answers that request, as
-                Kafka's RequestManager does; state changes reset connections
-  replica_end   leader i's view of replica j's log end (from j's fetch offsets);
-                -1 = unknown. Row i is only meaningful while i leads.
+peer    int32 [2, N, N]
+  INFLIGHT      [i, j] correlation id of i's outstanding request to j (0 none):
+                a response is handled only if it answers that request, as with
+                Kafka's RequestManager; role changes reset connections
+  REPLICA_END   [i, j] leader i's view of j's log end (j's fetch offset), -1 unknown
 
-Logs, shape [N, CAP]
-  log_epoch     epoch of each entry
-  log_value     unique id of each entry: >0 client data, <0 LeaderChange record
-  log_hash      uint64 prefix hash of entries [0, k] (incremental; lets the
-                checkers compare whole prefixes in O(1))
+log     int32 [2, N, CAP]
+  ENTRY_EPOCH   epoch of each entry
+  ENTRY_VALUE   unique id of each entry: > 0 client record, < 0 LeaderChange record
 
-Network: a bag of up to M in-flight messages, packed in rows [0, n_msgs)
-  msgs          int32 [M+1, MSG_WIDTH + 2*R] (the last row is scratch); field indices are the ``F_*`` below,
-                R = max records in one FetchResponse.
-  links         int32 [N]: bit j of links[i] set = messages i -> j get through
-                (one-way cuts are a single cleared bit).
+hashes  uint64 [2 + N, max(CAP, N)]
+  COMMIT_HASH   ghost committed log: prefix hash at each offset
+  PREV_HASH     [i] ghost: prefix hash of node i's log after the previous step
+  LOG_HASH + i  node i's prefix hash at each offset (hash of entries [0, k]):
+                checkers compare whole prefixes in O(1)
 
-Ghost state (history the checkers need; never read by the protocol)
-  g_leader      [MAX_EPOCH+2] leader elected in each epoch, -1 none
-  g_vote        [N, MAX_EPOCH+2] candidate each voter granted a vote in each epoch
-  g_commit_*    the committed log as first established: epoch, value, hash
-                (shape [CAP]) and the epoch of the leader whose HW covered it
-  g_reach       [MAX_EPOCH+2] committed entries every leader of a later epoch
-                must hold: g_reach[e] = 1 + highest offset committed in epoch <= e
-  g_node        [N, G_NODE_WIDTH] per-node history (previous epoch, role, ...)
-  g_prev_hash   [N] uint64 prefix hash of a leader's log after the previous step
-  g_scalar      [G_WIDTH] int64 scalars (committed length, leader HW, ...)
-  dirty_from    [N] lowest log offset written by the current step (CAP if none)
+msgs    int32 [M + 1, MSG_WIDTH + 2 R]   the network: a bag of in-flight messages
+        in rows [0, n_msgs), fields F_* below; R = records per FetchResponse;
+        the last row is scratch for the message being handled
 
-Per walk counters and parameters
-  counters      int32 [C_WIDTH] id sources: next entry value, next correlation id
-  stats         int64 [S_WIDTH] walk statistics (``S_*`` below)
-  viol          int64 [V_WIDTH] the first violation found (``V_*`` below)
-  params        int64 [P_WIDTH] the walk's sizes and bounds (``P_*`` below)
-  weights       float64 [N_FAMILIES] the walk's action-family weights
-  cum_weights   float64 [N_FAMILIES] their running sum, for sampling
-  rng           uint64 [1] the walk's random stream state
+ghost   int32 [GHOST_ROWS + N, max(MAX_EPOCH + 2, CAP)]   history for the checkers
+  G_LEADER      [e] leader elected in epoch e, -1 none
+  G_REACH       [e] 1 + highest offset committed in an epoch <= e: every leader of
+                a later epoch must hold [0, G_REACH[e])
+  CM_EPOCH, CM_VALUE, CM_BY   the committed log as first established: entry
+                epoch, entry value, epoch of the node whose HW first covered it
+  G_VOTE + i    [e] the candidate voter i granted its vote to in epoch e, -1 none
+
+scal    int64 [SCAL_WIDTH]   scalars, in sections: parameters (P_*), statistics
+        (S_*, STAT_NAMES order), the first violation (V_*), id counters (C_*),
+        ghost scalars (G_*), N_MSGS, and RNG (the walk's stream state, stored
+        as int64 bits)
+
+weights float64 [2, N_FAMILIES]   WEIGHT and CUM_WEIGHT of each action family
 """
 
 from collections import namedtuple
@@ -135,65 +138,48 @@ F_N_RECORDS = 11
 F_RECORDS = 12       # then (epoch, value) pairs
 MSG_WIDTH = 12
 
-# ---- per-node ghost fields (g_node) ----------------------------------------
-GN_PREV_EPOCH = 0        # epoch after the previous step
-GN_PREV_LEADER_EPOCH = 1 # epoch in which the node was leader after the previous step, -1 none
-GN_PREV_LOG_END = 2      # its log end then
-G_NODE_WIDTH = 3
+# ---- node fields (rows of node) -------------------------------------------------
+ROLE = 0
+UP = 1
+EPOCH = 2
+VOTED_ID = 3
+LEADER_ID = 4
+LOG_END = 5
+FLUSHED_END = 6
+HW = 7
+GRANTED = 8
+REJECTED = 9
+HAS_FETCHED = 10
+EPOCH_START = 11
+FETCHED_MASK = 12
+ACKED_MASK = 13
+PREFERRED = 14
+LINKS = 15
+DIRTY_FROM = 16
+GN_PREV_EPOCH = 17
+GN_PREV_LEADER_EPOCH = 18
+GN_PREV_LOG_END = 19
+NODE_FIELDS = 20
 
-# ---- ghost scalars (g_scalar) ----------------------------------------------
-G_COMMIT_LEN = 0         # length of the ghost committed log
-G_LEADER_HW = 1          # last HW seen on the highest-epoch leader, -1 none
-G_LEADER_HW_EPOCH = 2    # the epoch of that leader
-G_WIDTH = 3
+# ---- peer, log, hashes and ghost rows ---------------------------------------------
+INFLIGHT = 0
+REPLICA_END = 1
+ENTRY_EPOCH = 0
+ENTRY_VALUE = 1
+COMMIT_HASH = 0
+PREV_HASH = 1
+LOG_HASH = 2
+G_LEADER = 0
+G_REACH = 1
+CM_EPOCH = 2
+CM_VALUE = 3
+CM_BY = 4
+G_VOTE = 5
+GHOST_ROWS = 5
+WEIGHT = 0
+CUM_WEIGHT = 1
 
-# ---- id counters (counters) ----------------------------------------------------
-C_NEXT_VALUE = 0
-C_NEXT_CORR = 1
-C_WIDTH = 2
-
-# ---- walk statistics (stats) -----------------------------------------------
-S_STEPS = 0              # checked steps (applied actions)
-S_DISABLED = 1           # attempts at disabled actions (not steps)
-S_ELECTIONS = 2          # transitions to Candidate
-S_PRE_ELECTIONS = 3      # transitions to Prospective
-S_LEADER_CHANGES = 4     # transitions to Leader
-S_COMMITTED = 5          # length of the committed log at the end
-S_MSGS_SENT = 6
-S_MSGS_DROPPED_FULL = 7  # sends dropped because the network was full
-S_MSGS_LOST = 8          # messages lost by a fault action or a cut link
-S_MSGS_DUPLICATED = 9
-S_CRASHES = 10
-S_MAX_EPOCH = 11
-S_BOUND_HIT = 12         # which bound ended or limited the walk (BOUND_*), 0 none
-S_CLIENT_APPENDS = 13
-S_RESIGNATIONS = 14      # check-quorum and graceful resignations
-S_TRUNCATIONS = 15       # follower truncations on a diverging epoch
-S_LOG_FULL = 16          # appends refused because the log was full
-S_DISRUPTIONS = 17       # a leader displaced while it still heard from a majority
-S_WIDTH = 18
-STAT_NAMES = (
-    "steps", "disabled_attempts", "elections", "pre_elections", "leader_changes",
-    "committed", "msgs_sent", "msgs_dropped_full", "msgs_lost", "msgs_duplicated",
-    "crashes", "max_epoch", "bound_hit", "client_appends", "resignations",
-    "truncations", "log_full", "disruptions",
-)
-
-BOUND_NONE = 0
-BOUND_EPOCH = 1          # an election would pass max_epoch: the walk ends
-BOUND_LOG = 2            # a new leader could not append its LeaderChange record
-BOUND_NAMES = ("none", "max_epoch", "log_capacity")
-
-# ---- the first violation (viol) ---------------------------------------------
-V_INVARIANT = 0          # invariant id + 1 (0 = none)
-V_STEP = 1
-V_NODE_A = 2
-V_NODE_B = 3
-V_EPOCH = 4
-V_OFFSET = 5
-V_WIDTH = 6
-
-# ---- walk parameters (params) ------------------------------------------------
+# ---- scal: parameters ---------------------------------------------------------------
 P_VOTERS = 0
 P_OBSERVERS = 1
 P_NODES = 2
@@ -205,16 +191,62 @@ P_DEPTH = 7              # checked steps per walk
 P_MAJORITY = 8
 P_WIDTH = 9
 
-Walk = namedtuple("Walk", [
-    "role", "up", "epoch", "voted_id", "leader_id", "log_end", "flushed_end", "hw",
-    "granted", "rejected", "has_fetched", "epoch_start", "fetched_mask", "acked_mask",
-    "preferred", "inflight", "replica_end",
-    "log_epoch", "log_value", "log_hash",
-    "msgs", "n_msgs", "links",
-    "g_leader", "g_vote", "g_commit_epoch", "g_commit_value", "g_commit_hash",
-    "g_commit_by", "g_reach", "g_node", "g_prev_hash", "g_scalar", "dirty_from",
-    "counters", "stats", "viol", "params", "weights", "cum_weights", "rng",
-])
+# ---- scal: walk statistics (STATS_BASE + STAT_NAMES order) ---------------------------
+STATS_BASE = 16
+S_STEPS = 16             # checked steps (applied actions)
+S_DISABLED = 17          # attempts at disabled actions (not steps)
+S_ELECTIONS = 18         # transitions to Candidate
+S_PRE_ELECTIONS = 19     # transitions to Prospective
+S_LEADER_CHANGES = 20    # transitions to Leader
+S_COMMITTED = 21         # length of the committed log at the end
+S_MSGS_SENT = 22
+S_MSGS_DROPPED_FULL = 23 # sends dropped because the network was full
+S_MSGS_LOST = 24         # lost by a fault action, a cut link or a crashed receiver
+S_MSGS_DUPLICATED = 25
+S_CRASHES = 26
+S_MAX_EPOCH = 27
+S_BOUND_HIT = 28         # which bound ended the walk (BOUND_*), 0 none
+S_CLIENT_APPENDS = 29
+S_RESIGNATIONS = 30      # check-quorum and graceful resignations
+S_TRUNCATIONS = 31       # follower truncations on a diverging epoch
+S_LOG_FULL = 32          # appends refused because the log was full
+S_DISRUPTIONS = 33       # leaders deposed by a vote request of a higher epoch
+S_WIDTH = 18
+STAT_NAMES = (
+    "steps", "disabled_attempts", "elections", "pre_elections", "leader_changes",
+    "committed", "msgs_sent", "msgs_dropped_full", "msgs_lost", "msgs_duplicated",
+    "crashes", "max_epoch", "bound_hit", "client_appends", "resignations",
+    "truncations", "log_full", "disruptions",
+)
+
+BOUND_NONE = 0
+BOUND_EPOCH = 1          # an election would pass max_epoch: the walk ends
+BOUND_LOG = 2            # a new leader could not append its LeaderChange record
+BOUND_STUCK = 3          # no action was enabled
+BOUND_NAMES = ("none", "max_epoch", "log_capacity", "stuck")
+
+# ---- scal: the first violation ----------------------------------------------------------
+VIOL_BASE = 40
+V_INVARIANT = 40         # invariant id + 1 (0 = none)
+V_STEP = 41
+V_NODE_A = 42
+V_NODE_B = 43
+V_EPOCH = 44
+V_OFFSET = 45
+V_WIDTH = 6
+VIOL_NAMES = ("invariant", "step", "node_a", "node_b", "epoch", "offset")
+
+# ---- scal: id counters, ghost scalars, network, random stream ----------------------------
+C_NEXT_VALUE = 48        # last entry value handed out
+C_NEXT_CORR = 49         # last correlation id handed out
+G_COMMIT_LEN = 52        # length of the ghost committed log
+G_LEADER_HW = 53         # last HW seen on the highest-epoch leader, -1 none
+G_LEADER_HW_EPOCH = 54   # that leader's epoch
+N_MSGS = 56              # messages in flight
+RNG = 57                 # random stream state
+SCAL_WIDTH = 64
+
+Walk = namedtuple("Walk", ["node", "peer", "log", "hashes", "msgs", "ghost", "scal", "weights"])
 
 
 def make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_records, depth):
@@ -232,35 +264,23 @@ def make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_recor
 
 
 def alloc_walk(params, n_families):
-    """Allocate one walk's arrays for the sizes in ``params`` (done once per worker)."""
+    """Allocate one walk's arrays for the sizes in ``params`` (once per worker)."""
     n = int(params[P_NODES])
     cap = int(params[P_LOG_CAP])
     m = int(params[P_MSG_SLOTS])
     e = int(params[P_MAX_EPOCH]) + 2
     width = MSG_WIDTH + 2 * int(params[P_MAX_RECORDS])
-    i32 = np.int32
-
-    def node():
-        return np.zeros(n, dtype=i32)
-
+    scal = np.zeros(SCAL_WIDTH, dtype=np.int64)
+    scal[:P_WIDTH] = params[:P_WIDTH]
     return Walk(
-        role=node(), up=node(), epoch=node(), voted_id=node(), leader_id=node(),
-        log_end=node(), flushed_end=node(), hw=node(), granted=node(), rejected=node(),
-        has_fetched=node(), epoch_start=node(), fetched_mask=node(), acked_mask=node(),
-        preferred=node(), inflight=np.zeros((n, n), dtype=i32),
-        replica_end=np.zeros((n, n), dtype=i32),
-        log_epoch=np.zeros((n, cap), dtype=i32), log_value=np.zeros((n, cap), dtype=i32),
-        log_hash=np.zeros((n, cap), dtype=np.uint64),
-        msgs=np.zeros((m + 1, width), dtype=i32), n_msgs=np.zeros(1, dtype=i32), links=node(),
-        g_leader=np.zeros(e, dtype=i32), g_vote=np.zeros((n, e), dtype=i32),
-        g_commit_epoch=np.zeros(cap, dtype=i32), g_commit_value=np.zeros(cap, dtype=i32),
-        g_commit_hash=np.zeros(cap, dtype=np.uint64), g_commit_by=np.zeros(cap, dtype=i32), g_reach=np.zeros(e, dtype=i32),
-        g_node=np.zeros((n, G_NODE_WIDTH), dtype=i32), g_prev_hash=np.zeros(n, dtype=np.uint64),
-        g_scalar=np.zeros(G_WIDTH, dtype=np.int64),
-        dirty_from=node(), counters=np.zeros(C_WIDTH, dtype=i32),
-        stats=np.zeros(S_WIDTH, dtype=np.int64), viol=np.zeros(V_WIDTH, dtype=np.int64),
-        params=params.astype(np.int64), weights=np.zeros(n_families, dtype=np.float64),
-        cum_weights=np.zeros(n_families, dtype=np.float64), rng=np.zeros(1, dtype=np.uint64),
+        node=np.zeros((NODE_FIELDS, n), dtype=np.int32),
+        peer=np.zeros((2, n, n), dtype=np.int32),
+        log=np.zeros((2, n, cap), dtype=np.int32),
+        hashes=np.zeros((LOG_HASH + n, max(cap, n)), dtype=np.uint64),
+        msgs=np.zeros((m + 1, width), dtype=np.int32),
+        ghost=np.zeros((GHOST_ROWS + n, max(e, cap)), dtype=np.int32),
+        scal=scal,
+        weights=np.zeros((2, n_families), dtype=np.float64),
     )
 
 

@@ -6,7 +6,9 @@ hash stays correct and ``dirty_from`` tells the checkers which offsets changed.
 import numpy as np
 from .jit import kernel
 
-from .layout import S_LOG_FULL
+from .layout import (
+    DIRTY_FROM, ENTRY_EPOCH, ENTRY_VALUE, FLUSHED_END, LOG_END, LOG_HASH, S_LOG_FULL,
+)
 from .rng import mix64
 
 HASH_SEED = np.uint64(0x6A09E667F3BCC909)
@@ -23,48 +25,48 @@ def prefix_hash(w, i, length):
     """Hash of the entries [0, length) of node i's log."""
     if length <= 0:
         return HASH_SEED
-    return w.log_hash[i, length - 1]
+    return w.hashes[LOG_HASH + i, length - 1]
 
 
 @kernel(inline="always")
 def last_epoch(w, i):
     """Epoch of the last entry in node i's log, 0 when empty."""
-    n = w.log_end[i]
+    n = w.node[LOG_END, i]
     if n == 0:
         return 0
-    return w.log_epoch[i, n - 1]
+    return w.log[ENTRY_EPOCH, i, n - 1]
 
 
 @kernel
 def append_entry(w, i, epoch, value):
     """Append (epoch, value) to node i's log. False (and counted) if the log is full."""
-    n = w.log_end[i]
-    if n >= w.log_epoch.shape[1]:
-        w.stats[S_LOG_FULL] += 1
+    n = w.node[LOG_END, i]
+    if n >= w.log.shape[2]:
+        w.scal[S_LOG_FULL] += 1
         return False
-    w.log_epoch[i, n] = epoch
-    w.log_value[i, n] = value
-    w.log_hash[i, n] = entry_hash(prefix_hash(w, i, n), epoch, value)
-    w.log_end[i] = n + 1
-    if n < w.dirty_from[i]:
-        w.dirty_from[i] = n
+    w.log[ENTRY_EPOCH, i, n] = epoch
+    w.log[ENTRY_VALUE, i, n] = value
+    w.hashes[LOG_HASH + i, n] = entry_hash(prefix_hash(w, i, n), epoch, value)
+    w.node[LOG_END, i] = n + 1
+    if n < w.node[DIRTY_FROM, i]:
+        w.node[DIRTY_FROM, i] = n
     return True
 
 
 @kernel
 def truncate_to(w, i, offset):
     """Drop node i's entries at offsets >= offset."""
-    if offset < w.log_end[i]:
-        w.log_end[i] = offset
-        if w.flushed_end[i] > offset:
-            w.flushed_end[i] = offset
-        if offset < w.dirty_from[i]:
-            w.dirty_from[i] = offset
+    if offset < w.node[LOG_END, i]:
+        w.node[LOG_END, i] = offset
+        if w.node[FLUSHED_END, i] > offset:
+            w.node[FLUSHED_END, i] = offset
+        if offset < w.node[DIRTY_FROM, i]:
+            w.node[DIRTY_FROM, i] = offset
 
 
 @kernel(inline="always")
 def flush(w, i):
-    w.flushed_end[i] = w.log_end[i]
+    w.node[FLUSHED_END, i] = w.node[LOG_END, i]
 
 
 @kernel
@@ -75,13 +77,13 @@ def end_offset_for_epoch(w, i, epoch):
     end the offset just past its last entry (the start of the next epoch, or the
     log end). When no such epoch exists, (0, 0): the log start.
     """
-    n = w.log_end[i]
+    n = w.node[LOG_END, i]
     k = n - 1
-    while k >= 0 and w.log_epoch[i, k] > epoch:
+    while k >= 0 and w.log[ENTRY_EPOCH, i, k] > epoch:
         k -= 1
     if k < 0:
         return 0, 0
-    return w.log_epoch[i, k], k + 1
+    return w.log[ENTRY_EPOCH, i, k], k + 1
 
 
 @kernel(inline="always")

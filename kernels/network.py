@@ -7,8 +7,10 @@ handled is copied there first, so handlers may send new messages freely.
 """
 from .jit import kernel
 
-from .layout import (F_DST, F_EPOCH, F_SRC, F_TYPE, S_MSGS_DROPPED_FULL, S_MSGS_DUPLICATED,
-                     S_MSGS_LOST, S_MSGS_SENT)
+from .layout import (
+    F_DST, F_EPOCH, F_SRC, F_TYPE, LINKS, N_MSGS, S_MSGS_DROPPED_FULL, S_MSGS_DUPLICATED,
+    S_MSGS_LOST, S_MSGS_SENT,
+)
 
 
 @kernel(inline="always")
@@ -18,7 +20,7 @@ def capacity(w):
 
 @kernel(inline="always")
 def link_up(w, src, dst):
-    return (w.links[src] >> dst) & 1
+    return (w.node[LINKS, src] >> dst) & 1
 
 
 @kernel
@@ -28,13 +30,13 @@ def new_message(w, mtype, src, dst, epoch):
     A message over a cut link is lost; one that finds the network full is
     dropped and counted (the bound is part of the model, not an error).
     """
-    w.stats[S_MSGS_SENT] += 1
+    w.scal[S_MSGS_SENT] += 1
     if not link_up(w, src, dst):
-        w.stats[S_MSGS_LOST] += 1
+        w.scal[S_MSGS_LOST] += 1
         return -1
-    k = w.n_msgs[0]
+    k = w.scal[N_MSGS]
     if k >= capacity(w):
-        w.stats[S_MSGS_DROPPED_FULL] += 1
+        w.scal[S_MSGS_DROPPED_FULL] += 1
         return -1
     row = w.msgs[k]
     for f in range(row.shape[0]):
@@ -43,7 +45,7 @@ def new_message(w, mtype, src, dst, epoch):
     row[F_SRC] = src
     row[F_DST] = dst
     row[F_EPOCH] = epoch
-    w.n_msgs[0] = k + 1
+    w.scal[N_MSGS] = k + 1
     return k
 
 
@@ -55,10 +57,10 @@ def copy_row(a, src, dst):
 
 @kernel
 def remove_message(w, k):
-    last = w.n_msgs[0] - 1
+    last = w.scal[N_MSGS] - 1
     if k != last:
         copy_row(w.msgs, last, k)
-    w.n_msgs[0] = last
+    w.scal[N_MSGS] = last
 
 
 @kernel
@@ -72,10 +74,10 @@ def take_message(w, k):
 
 @kernel
 def duplicate_message(w, k):
-    n = w.n_msgs[0]
+    n = w.scal[N_MSGS]
     if n >= capacity(w):
         return False
     copy_row(w.msgs, k, n)
-    w.n_msgs[0] = n + 1
-    w.stats[S_MSGS_DUPLICATED] += 1
+    w.scal[N_MSGS] = n + 1
+    w.scal[S_MSGS_DUPLICATED] += 1
     return True

@@ -3,9 +3,10 @@ leader hands over), after KafkaRaftClient's handlers."""
 from .jit import kernel
 
 from .layout import (
-    C_NEXT_CORR, ERR_FENCED_LEADER_EPOCH, ERR_NONE, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER,
-    F_REQ_LEADER, F_SRC, F_SUCCESSORS, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE,
-    END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FOLLOWER, LEADER, RESIGNED,
+    ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, C_NEXT_CORR,
+    END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, EPOCH, ERR_FENCED_LEADER_EPOCH,
+    ERR_NONE, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_REQ_LEADER, F_SRC,
+    F_SUCCESSORS, INFLIGHT, LEADER, LEADER_ID, PREFERRED, RESIGNED, ROLE, UP,
 )
 from .network import new_message
 from .quorum_state import is_voter, maybe_handle_common_response, maybe_transition
@@ -13,11 +14,11 @@ from .quorum_state import is_voter, maybe_handle_common_response, maybe_transiti
 
 @kernel
 def _send_request(w, mtype, i, j):
-    k = new_message(w, mtype, i, j, w.epoch[i])
-    w.counters[C_NEXT_CORR] += 1
-    w.inflight[i, j] = w.counters[C_NEXT_CORR]
+    k = new_message(w, mtype, i, j, w.node[EPOCH, i])
+    w.scal[C_NEXT_CORR] += 1
+    w.peer[INFLIGHT, i, j] = w.scal[C_NEXT_CORR]
     if k >= 0:
-        w.msgs[k, F_CORR] = w.counters[C_NEXT_CORR]
+        w.msgs[k, F_CORR] = w.scal[C_NEXT_CORR]
         w.msgs[k, F_REQ_LEADER] = i
     return k
 
@@ -26,17 +27,17 @@ def _send_request(w, mtype, i, j):
 def _respond(w, mtype, s, error):
     m = w.msgs[s]
     i = m[F_DST]
-    k = new_message(w, mtype, i, m[F_SRC], w.epoch[i])
+    k = new_message(w, mtype, i, m[F_SRC], w.node[EPOCH, i])
     if k >= 0:
         w.msgs[k, F_CORR] = m[F_CORR]
         w.msgs[k, F_ERROR] = error
-        w.msgs[k, F_LEADER] = w.leader_id[i]
+        w.msgs[k, F_LEADER] = w.node[LEADER_ID, i]
 
 
 @kernel
 def send_begin_quorum_epoch_enabled(w, i, j):
-    return (w.up[i] == 1 and w.role[i] == LEADER and j != i and is_voter(w, j)
-            and (w.acked_mask[i] >> j) & 1 == 0)
+    return (w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and j != i and is_voter(w, j)
+            and (w.node[ACKED_MASK, i] >> j) & 1 == 0)
 
 
 @kernel
@@ -49,7 +50,7 @@ def send_begin_quorum_epoch(w, i, j):
 def handle_begin_quorum_epoch_request(w, s):
     m = w.msgs[s]
     i = m[F_DST]
-    if m[F_EPOCH] < w.epoch[i]:
+    if m[F_EPOCH] < w.node[EPOCH, i]:
         _respond(w, BEGIN_QUORUM_EPOCH_RESPONSE, s, ERR_FENCED_LEADER_EPOCH)
         return
     maybe_transition(w, i, m[F_REQ_LEADER], m[F_EPOCH])
@@ -61,19 +62,19 @@ def handle_begin_quorum_epoch_response(w, s):
     m = w.msgs[s]
     i = m[F_DST]
     src = m[F_SRC]
-    if w.inflight[i, src] != m[F_CORR]:
+    if w.peer[INFLIGHT, i, src] != m[F_CORR]:
         return
-    w.inflight[i, src] = 0
+    w.peer[INFLIGHT, i, src] = 0
     if maybe_handle_common_response(w, i, m[F_ERROR], m[F_LEADER], m[F_EPOCH]):
         return
-    if w.role[i] == LEADER:
-        w.acked_mask[i] |= 1 << src  # addAcknowledgementFrom
+    if w.node[ROLE, i] == LEADER:
+        w.node[ACKED_MASK, i] |= 1 << src  # addAcknowledgementFrom
 
 
 @kernel
 def send_end_quorum_epoch_enabled(w, i, j):
-    return (w.up[i] == 1 and w.role[i] == RESIGNED and j != i and is_voter(w, j)
-            and (w.acked_mask[i] >> j) & 1 == 0)
+    return (w.node[UP, i] == 1 and w.node[ROLE, i] == RESIGNED and j != i and is_voter(w, j)
+            and (w.node[ACKED_MASK, i] >> j) & 1 == 0)
 
 
 @kernel
@@ -82,21 +83,21 @@ def send_end_quorum_epoch(w, i, j):
     preferred successors (their order only shortens timers: timing, not safety)."""
     k = _send_request(w, END_QUORUM_EPOCH_REQUEST, i, j)
     if k >= 0:
-        w.msgs[k, F_SUCCESSORS] = w.preferred[i]
+        w.msgs[k, F_SUCCESSORS] = w.node[PREFERRED, i]
 
 
 @kernel
 def handle_end_quorum_epoch_request(w, s):
     m = w.msgs[s]
     i = m[F_DST]
-    if m[F_EPOCH] < w.epoch[i]:
+    if m[F_EPOCH] < w.node[EPOCH, i]:
         _respond(w, END_QUORUM_EPOCH_RESPONSE, s, ERR_FENCED_LEADER_EPOCH)
         return
     leader = m[F_REQ_LEADER]
     maybe_transition(w, i, leader, m[F_EPOCH])
-    if w.role[i] == FOLLOWER and w.leader_id[i] == leader:
+    if w.node[ROLE, i] == FOLLOWER and w.node[LEADER_ID, i] == leader:
         # overrideFetchTimeout: a preferred successor's fetch timer is cut short.
-        w.preferred[i] = (m[F_SUCCESSORS] >> i) & 1
+        w.node[PREFERRED, i] = (m[F_SUCCESSORS] >> i) & 1
     _respond(w, END_QUORUM_EPOCH_RESPONSE, s, ERR_NONE)
 
 
@@ -105,10 +106,10 @@ def handle_end_quorum_epoch_response(w, s):
     m = w.msgs[s]
     i = m[F_DST]
     src = m[F_SRC]
-    if w.inflight[i, src] != m[F_CORR]:
+    if w.peer[INFLIGHT, i, src] != m[F_CORR]:
         return
-    w.inflight[i, src] = 0
+    w.peer[INFLIGHT, i, src] = 0
     if maybe_handle_common_response(w, i, m[F_ERROR], m[F_LEADER], m[F_EPOCH]):
         return
-    if w.role[i] == RESIGNED:
-        w.acked_mask[i] |= 1 << src  # acknowledgeResignation
+    if w.node[ROLE, i] == RESIGNED:
+        w.node[ACKED_MASK, i] |= 1 << src  # acknowledgeResignation

@@ -10,14 +10,17 @@ late responses to them are dropped.
 from .jit import kernel
 
 from .layout import (
-    ERR_FENCED_LEADER_EPOCH, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH, C_NEXT_VALUE, CANDIDATE, FOLLOWER, LEADER, P_MAJORITY, P_MAX_EPOCH, P_VOTERS,
-    PROSPECTIVE, RESIGNED, S_BOUND_HIT, S_ELECTIONS, S_LEADER_CHANGES, S_MAX_EPOCH,
-    S_PRE_ELECTIONS, S_RESIGNATIONS, UNATTACHED, BOUND_EPOCH, BOUND_LOG,
+    ACKED_MASK, BOUND_EPOCH, BOUND_LOG, CANDIDATE, C_NEXT_VALUE, EPOCH, EPOCH_START,
+    ERR_FENCED_LEADER_EPOCH, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
+    FETCHED_MASK, FOLLOWER, GRANTED, HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END,
+    PREFERRED, PROSPECTIVE, P_MAJORITY, P_MAX_EPOCH, P_VOTERS, REJECTED, REPLICA_END, RESIGNED,
+    ROLE, S_BOUND_HIT, S_ELECTIONS, S_LEADER_CHANGES, S_MAX_EPOCH, S_PRE_ELECTIONS,
+    S_RESIGNATIONS, UNATTACHED, VOTED_ID,
 )
 from .log import append_entry
 
 
-@kernel
+@kernel(inline="always")
 def popcount(x):
     c = 0
     while x:
@@ -28,48 +31,48 @@ def popcount(x):
 
 @kernel
 def reset_connections(w, i):
-    n = w.inflight.shape[1]
+    n = w.peer.shape[2]
     for j in range(n):
-        w.inflight[i, j] = 0
+        w.peer[INFLIGHT, i, j] = 0
 
 
-@kernel
+@kernel(inline="always")
 def is_voter(w, i):
-    return i < w.params[P_VOTERS]
+    return i < w.scal[P_VOTERS]
 
 
 @kernel
 def _enter_epoch(w, i, epoch):
     """Move node i to ``epoch``: a new epoch clears the vote and the leader."""
-    if epoch != w.epoch[i]:
-        w.epoch[i] = epoch
-        w.voted_id[i] = -1
-        w.leader_id[i] = -1
-        if epoch > w.stats[S_MAX_EPOCH]:
-            w.stats[S_MAX_EPOCH] = epoch
+    if epoch != w.node[EPOCH, i]:
+        w.node[EPOCH, i] = epoch
+        w.node[VOTED_ID, i] = -1
+        w.node[LEADER_ID, i] = -1
+        if epoch > w.scal[S_MAX_EPOCH]:
+            w.scal[S_MAX_EPOCH] = epoch
 
 
 @kernel
 def _clear_volatile(w, i):
-    w.granted[i] = 0
-    w.rejected[i] = 0
-    w.has_fetched[i] = 0
-    w.fetched_mask[i] = 0
-    w.acked_mask[i] = 0
-    w.preferred[i] = 0
+    w.node[GRANTED, i] = 0
+    w.node[REJECTED, i] = 0
+    w.node[HAS_FETCHED, i] = 0
+    w.node[FETCHED_MASK, i] = 0
+    w.node[ACKED_MASK, i] = 0
+    w.node[PREFERRED, i] = 0
 
 
 @kernel
 def transition_to_unattached(w, i, epoch, leader):
     """Unattached in ``epoch`` (a leader id may be kept, as Kafka 4.0's UnattachedState
     does after a lost pre-vote); durable; resets connections."""
-    same = epoch == w.epoch[i]
+    same = epoch == w.node[EPOCH, i]
     _enter_epoch(w, i, epoch)
     if not same:
-        w.leader_id[i] = leader
+        w.node[LEADER_ID, i] = leader
     elif leader >= 0:
-        w.leader_id[i] = leader
-    w.role[i] = UNATTACHED
+        w.node[LEADER_ID, i] = leader
+    w.node[ROLE, i] = UNATTACHED
     _clear_volatile(w, i)
     reset_connections(w, i)
 
@@ -78,8 +81,8 @@ def transition_to_unattached(w, i, epoch, leader):
 def transition_to_follower(w, i, epoch, leader):
     """Follower of ``leader`` in ``epoch``; the vote survives within the same epoch."""
     _enter_epoch(w, i, epoch)
-    w.leader_id[i] = leader
-    w.role[i] = FOLLOWER
+    w.node[LEADER_ID, i] = leader
+    w.node[ROLE, i] = FOLLOWER
     _clear_volatile(w, i)
     reset_connections(w, i)
 
@@ -87,82 +90,82 @@ def transition_to_follower(w, i, epoch, leader):
 @kernel
 def transition_to_prospective(w, i):
     """Prospective (pre-vote) in the same epoch, keeping vote and leader id; memory-only."""
-    w.role[i] = PROSPECTIVE
+    w.node[ROLE, i] = PROSPECTIVE
     _clear_volatile(w, i)
-    w.granted[i] = 1 << i
+    w.node[GRANTED, i] = 1 << i
     reset_connections(w, i)
-    w.stats[S_PRE_ELECTIONS] += 1
+    w.scal[S_PRE_ELECTIONS] += 1
 
 
 @kernel
 def transition_to_candidate(w, i):
     """Candidate in epoch + 1, voting for itself; durable. Ends the walk at max_epoch."""
-    if w.epoch[i] + 1 > w.params[P_MAX_EPOCH]:
-        w.stats[S_BOUND_HIT] = BOUND_EPOCH
+    if w.node[EPOCH, i] + 1 > w.scal[P_MAX_EPOCH]:
+        w.scal[S_BOUND_HIT] = BOUND_EPOCH
         return False
-    _enter_epoch(w, i, w.epoch[i] + 1)
-    w.voted_id[i] = i
-    w.role[i] = CANDIDATE
+    _enter_epoch(w, i, w.node[EPOCH, i] + 1)
+    w.node[VOTED_ID, i] = i
+    w.node[ROLE, i] = CANDIDATE
     _clear_volatile(w, i)
-    w.granted[i] = 1 << i
+    w.node[GRANTED, i] = 1 << i
     reset_connections(w, i)
-    w.stats[S_ELECTIONS] += 1
+    w.scal[S_ELECTIONS] += 1
     return True
 
 
 @kernel
 def reset_leader_state(w, i):
     """A fresh LeaderState: no HW yet, no replica offsets known, only itself heard from."""
-    n = w.replica_end.shape[1]
+    n = w.peer.shape[2]
     for j in range(n):
-        w.replica_end[i, j] = -1
-    w.hw[i] = -1
-    w.fetched_mask[i] = 1 << i
-    w.acked_mask[i] = 1 << i
-    w.granted[i] = 0
-    w.rejected[i] = 0
+        w.peer[REPLICA_END, i, j] = -1
+    w.node[HW, i] = -1
+    w.node[FETCHED_MASK, i] = 1 << i
+    w.node[ACKED_MASK, i] = 1 << i
+    w.node[GRANTED, i] = 0
+    w.node[REJECTED, i] = 0
 
 
 @kernel
 def transition_to_leader(w, i):
     """onBecomeLeader: Leader with epochStartOffset = log end, then the LeaderChange
     control record at that offset. A full log ends the walk (a bound, not a bug)."""
-    start = w.log_end[i]
-    w.counters[C_NEXT_VALUE] += 1
-    if not append_entry(w, i, w.epoch[i], -w.counters[C_NEXT_VALUE]):
-        w.stats[S_BOUND_HIT] = BOUND_LOG
+    start = w.node[LOG_END, i]
+    w.scal[C_NEXT_VALUE] += 1
+    if not append_entry(w, i, w.node[EPOCH, i], -w.scal[C_NEXT_VALUE]):
+        w.scal[S_BOUND_HIT] = BOUND_LOG
         return False
-    w.role[i] = LEADER
-    w.leader_id[i] = i
-    w.epoch_start[i] = start
+    w.node[ROLE, i] = LEADER
+    w.node[LEADER_ID, i] = i
+    w.node[EPOCH_START, i] = start
     reset_leader_state(w, i)
     reset_connections(w, i)
-    w.stats[S_LEADER_CHANGES] += 1
+    w.scal[S_LEADER_CHANGES] += 1
     return True
 
 
 @kernel
 def transition_to_resigned(w, i, successors):
     """Resigned in the same epoch; EndQuorumEpoch goes to every other voter until acked."""
-    w.role[i] = RESIGNED
+    w.node[ROLE, i] = RESIGNED
     _clear_volatile(w, i)
-    w.acked_mask[i] = 1 << i
-    w.preferred[i] = successors
+    w.node[ACKED_MASK, i] = 1 << i
+    w.node[PREFERRED, i] = successors
     reset_connections(w, i)
-    w.stats[S_RESIGNATIONS] += 1
+    w.scal[S_RESIGNATIONS] += 1
 
 
-@kernel
+@kernel(inline="always")
 def has_majority(w, mask):
-    return popcount(mask & ((1 << w.params[P_VOTERS]) - 1)) >= w.params[P_MAJORITY]
+    return popcount(mask & ((1 << w.scal[P_VOTERS]) - 1)) >= w.scal[P_MAJORITY]
 
 
-@kernel
+@kernel(inline="always")
 def vote_rejected(w, i):
     """EpochElection.isVoteRejected: the granted votes plus the unrecorded ones can no
     longer make a majority."""
-    v = w.params[P_VOTERS]
-    return v - popcount(w.rejected[i]) < w.params[P_MAJORITY]
+    v = w.scal[P_VOTERS]
+    return v - popcount(w.node[REJECTED, i]) < w.scal[P_MAJORITY]
 
 
 @kernel
@@ -172,15 +175,15 @@ def maybe_transition(w, i, leader, epoch):
     Higher epoch: Follower of the leader if one is named, else Unattached. Same
     epoch with a leader this node did not know: Follower. A leader claim that
     contradicts what this node knows is ignored (Kafka throws there)."""
-    if epoch > w.epoch[i]:
+    if epoch > w.node[EPOCH, i]:
         if leader >= 0 and leader != i:
             transition_to_follower(w, i, epoch, leader)
         else:
             transition_to_unattached(w, i, epoch, -1)
-    elif epoch == w.epoch[i] and leader >= 0 and leader != i:
-        if w.role[i] == LEADER or w.role[i] == RESIGNED:
+    elif epoch == w.node[EPOCH, i] and leader >= 0 and leader != i:
+        if w.node[ROLE, i] == LEADER or w.node[ROLE, i] == RESIGNED:
             return
-        if w.leader_id[i] == -1 or (w.leader_id[i] == leader and w.role[i] != FOLLOWER):
+        if w.node[LEADER_ID, i] == -1 or (w.node[LEADER_ID, i] == leader and w.node[ROLE, i] != FOLLOWER):
             transition_to_follower(w, i, epoch, leader)
 
 
@@ -190,12 +193,12 @@ def maybe_handle_common_response(w, i, error, leader, epoch):
 
     Returns True when the response is fully handled (stale, or an error that only
     carried a leader/epoch hint); False when its body should be processed."""
-    if epoch < w.epoch[i] or error == ERR_UNKNOWN_LEADER_EPOCH:
+    if epoch < w.node[EPOCH, i] or error == ERR_UNKNOWN_LEADER_EPOCH:
         return True
-    if epoch > w.epoch[i] or error == ERR_FENCED_LEADER_EPOCH or error == ERR_NOT_LEADER_OR_FOLLOWER:
+    if epoch > w.node[EPOCH, i] or error == ERR_FENCED_LEADER_EPOCH or error == ERR_NOT_LEADER_OR_FOLLOWER:
         maybe_transition(w, i, leader, epoch)
         return True
-    if leader >= 0 and w.leader_id[i] == -1 and leader != i:
+    if leader >= 0 and w.node[LEADER_ID, i] == -1 and leader != i:
         transition_to_follower(w, i, epoch, leader)
     return False
 

@@ -9,11 +9,13 @@ from .jit import kernel
 
 from .features import MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM
 from .layout import (
-    C_NEXT_CORR, C_NEXT_VALUE, ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER,
-    ERR_UNKNOWN_LEADER_EPOCH, F_BASE_OFFSET, F_CORR, F_DIVERGING_END, F_DIVERGING_EPOCH, F_DST,
-    F_EPOCH, F_ERROR, F_FETCH_OFFSET, F_HW, F_LAST_FETCHED_EPOCH, F_LEADER, F_N_RECORDS, F_RECORDS,
-    F_SRC, FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER, P_MAJORITY, P_MAX_RECORDS, P_VOTERS,
-    S_CLIENT_APPENDS, S_TRUNCATIONS, UNATTACHED,
+    ACKED_MASK, C_NEXT_CORR, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, EPOCH_START,
+    ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
+    FETCHED_MASK, FETCH_REQUEST, FETCH_RESPONSE, FLUSHED_END, FOLLOWER, F_BASE_OFFSET, F_CORR,
+    F_DIVERGING_END, F_DIVERGING_EPOCH, F_DST, F_EPOCH, F_ERROR, F_FETCH_OFFSET, F_HW,
+    F_LAST_FETCHED_EPOCH, F_LEADER, F_N_RECORDS, F_RECORDS, F_SRC, HAS_FETCHED, HW, INFLIGHT,
+    LEADER, LEADER_ID, LOG_END, P_MAJORITY, P_MAX_RECORDS, P_VOTERS, REPLICA_END, ROLE,
+    S_CLIENT_APPENDS, S_TRUNCATIONS, UP,
 )
 from .log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate_to
 from .network import new_message
@@ -24,30 +26,17 @@ from .quorum_state import (
 
 # ---------------------------------------------------------------- follower side
 @kernel
-def fetch_target(w, i, r):
-    """Whom node i fetches from: its leader, or (Unattached) a bootstrap voter picked by r."""
-    if w.up[i] == 0:
-        return -1
-    if w.role[i] == FOLLOWER and w.leader_id[i] >= 0:
-        return w.leader_id[i]
-    if w.role[i] == UNATTACHED:
-        j = r % w.params[P_VOTERS]
-        return j if j != i else -1
-    return -1
-
-
-@kernel
 def send_fetch_request(w, i, target):
     """buildFetchRequest: fetchOffset = log end, lastFetchedEpoch = last entry's epoch.
     A new request to the same node supersedes an unanswered one (its request timed out)."""
-    k = new_message(w, FETCH_REQUEST, i, target, w.epoch[i])
-    w.counters[C_NEXT_CORR] += 1
-    w.inflight[i, target] = w.counters[C_NEXT_CORR]
+    k = new_message(w, FETCH_REQUEST, i, target, w.node[EPOCH, i])
+    w.scal[C_NEXT_CORR] += 1
+    w.peer[INFLIGHT, i, target] = w.scal[C_NEXT_CORR]
     if k < 0:
         return
     m = w.msgs[k]
-    m[F_CORR] = w.counters[C_NEXT_CORR]
-    m[F_FETCH_OFFSET] = w.log_end[i]
+    m[F_CORR] = w.scal[C_NEXT_CORR]
+    m[F_FETCH_OFFSET] = w.node[LOG_END, i]
     m[F_LAST_FETCHED_EPOCH] = last_epoch(w, i)
 
 
@@ -55,13 +44,13 @@ def send_fetch_request(w, i, target):
 def truncate_to_end_offset(w, i, div_epoch, div_end):
     """RaftLog.truncateToEndOffset for a diverging epoch from the leader."""
     if div_epoch == 0:
-        off = min(div_end, w.log_end[i])
+        off = min(div_end, w.node[LOG_END, i])
     else:
         e, end = end_offset_for_epoch(w, i, div_epoch)
         off = min(end, div_end) if e == div_epoch else end
-    if off < w.log_end[i]:
+    if off < w.node[LOG_END, i]:
         truncate_to(w, i, off)
-        w.stats[S_TRUNCATIONS] += 1
+        w.scal[S_TRUNCATIONS] += 1
 
 
 @kernel
@@ -70,12 +59,12 @@ def handle_fetch_response(w, s, features):
     m = w.msgs[s]
     i = m[F_DST]
     src = m[F_SRC]
-    if w.inflight[i, src] != m[F_CORR]:
+    if w.peer[INFLIGHT, i, src] != m[F_CORR]:
         return
-    w.inflight[i, src] = 0
+    w.peer[INFLIGHT, i, src] = 0
     if maybe_handle_common_response(w, i, m[F_ERROR], m[F_LEADER], m[F_EPOCH]):
         return
-    if w.role[i] != FOLLOWER or w.leader_id[i] != src:
+    if w.node[ROLE, i] != FOLLOWER or w.node[LEADER_ID, i] != src:
         return
     if m[F_DIVERGING_EPOCH] >= 0:
         # Kafka refuses to truncate below the HW (it throws); the model truncates and
@@ -83,10 +72,10 @@ def handle_fetch_response(w, s, features):
         truncate_to_end_offset(w, i, m[F_DIVERGING_EPOCH], m[F_DIVERGING_END])
     else:
         n = m[F_N_RECORDS]
-        if n > 0 and m[F_BASE_OFFSET] == w.log_end[i]:
+        if n > 0 and m[F_BASE_OFFSET] == w.node[LOG_END, i]:
             for q in range(n):
                 e = m[F_RECORDS + 2 * q]
-                if e > w.epoch[i]:
+                if e > w.node[EPOCH, i]:
                     break  # KAFKA-18723: never append a batch from a future epoch
                 if not append_entry(w, i, e, m[F_RECORDS + 2 * q + 1]):
                     break
@@ -94,10 +83,10 @@ def handle_fetch_response(w, s, features):
                 flush(w, i)  # voters flush before their next Fetch reports the offset
         hw = m[F_HW]
         if hw >= 0:
-            new_hw = min(w.log_end[i], hw)
-            if new_hw > w.hw[i]:
-                w.hw[i] = new_hw
-    w.has_fetched[i] = 1
+            new_hw = min(w.node[LOG_END, i], hw)
+            if new_hw > w.node[HW, i]:
+                w.node[HW, i] = new_hw
+    w.node[HAS_FETCHED, i] = 1
 
 
 # ------------------------------------------------------------------ leader side
@@ -105,25 +94,25 @@ def handle_fetch_response(w, s, features):
 def maybe_update_high_watermark(w, i, features):
     """LeaderState.maybeUpdateHighWatermark: the offset reached by a majority of voters
     becomes the HW once it is past epochStartOffset; the HW never goes down."""
-    v = w.params[P_VOTERS]
-    majority = w.params[P_MAJORITY]
+    v = w.scal[P_VOTERS]
+    majority = w.scal[P_MAJORITY]
     best = -1
     for j in range(v):
-        x = w.replica_end[i, j]
+        x = w.peer[REPLICA_END, i, j]
         if x <= best:
             continue
         count = 0
         for q in range(v):
-            if w.replica_end[i, q] >= x:
+            if w.peer[REPLICA_END, i, q] >= x:
                 count += 1
         if count >= majority:
             best = x
     if features & MUT_COMMIT_OLD_EPOCH:
         ok = best > 0  # known bug: count replicas of earlier epochs' entries (Figure 8)
     else:
-        ok = best > w.epoch_start[i]
-    if ok and best > w.hw[i]:
-        w.hw[i] = best
+        ok = best > w.node[EPOCH_START, i]
+    if ok and best > w.node[HW, i]:
+        w.node[HW, i] = best
 
 
 @kernel
@@ -134,19 +123,19 @@ def handle_fetch_request(w, s, features):
     r = m[F_SRC]
     epoch = m[F_EPOCH]
     error = ERR_NONE
-    if epoch < w.epoch[i]:
+    if epoch < w.node[EPOCH, i]:
         error = ERR_FENCED_LEADER_EPOCH
-    elif epoch > w.epoch[i]:
+    elif epoch > w.node[EPOCH, i]:
         error = ERR_UNKNOWN_LEADER_EPOCH
-    elif w.role[i] != LEADER:
+    elif w.node[ROLE, i] != LEADER:
         error = ERR_NOT_LEADER_OR_FOLLOWER
-    k = new_message(w, FETCH_RESPONSE, i, r, w.epoch[i])
+    k = new_message(w, FETCH_RESPONSE, i, r, w.node[EPOCH, i])
     if error != ERR_NONE:
         if k >= 0:
             out = w.msgs[k]
             out[F_CORR] = m[F_CORR]
             out[F_ERROR] = error
-            out[F_LEADER] = w.leader_id[i]
+            out[F_LEADER] = w.node[LEADER_ID, i]
             out[F_HW] = -1
             out[F_DIVERGING_EPOCH] = -1
         return
@@ -165,12 +154,12 @@ def handle_fetch_request(w, s, features):
             div_end = end
     if valid:
         # updateReplicaState (+ check-quorum bookkeeping for voters)
-        w.replica_end[i, r] = off
+        w.peer[REPLICA_END, i, r] = off
         if is_voter(w, r):
-            w.acked_mask[i] |= 1 << r
-            w.fetched_mask[i] |= 1 << r
-            if has_majority(w, w.fetched_mask[i]):
-                w.fetched_mask[i] = 1 << i  # the check-quorum timer restarts
+            w.node[ACKED_MASK, i] |= 1 << r
+            w.node[FETCHED_MASK, i] |= 1 << r
+            if has_majority(w, w.node[FETCHED_MASK, i]):
+                w.node[FETCHED_MASK, i] = 1 << i  # the check-quorum timer restarts
             maybe_update_high_watermark(w, i, features)
     if k < 0:
         return
@@ -178,36 +167,36 @@ def handle_fetch_request(w, s, features):
     out[F_CORR] = m[F_CORR]
     out[F_ERROR] = ERR_NONE
     out[F_LEADER] = i
-    out[F_HW] = w.hw[i]
+    out[F_HW] = w.node[HW, i]
     out[F_DIVERGING_EPOCH] = div_epoch
     out[F_DIVERGING_END] = div_end
     if valid:
-        n = min(w.params[P_MAX_RECORDS], w.log_end[i] - off)
+        n = min(w.scal[P_MAX_RECORDS], w.node[LOG_END, i] - off)
         if n < 0:
             n = 0
         out[F_BASE_OFFSET] = off
         out[F_N_RECORDS] = n
         for q in range(n):
-            out[F_RECORDS + 2 * q] = w.log_epoch[i, off + q]
-            out[F_RECORDS + 2 * q + 1] = w.log_value[i, off + q]
+            out[F_RECORDS + 2 * q] = w.log[ENTRY_EPOCH, i, off + q]
+            out[F_RECORDS + 2 * q + 1] = w.log[ENTRY_VALUE, i, off + q]
 
 
-@kernel
+@kernel(inline="always")
 def client_append_enabled(w, i):
-    return w.up[i] == 1 and w.role[i] == LEADER
+    return w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER
 
 
 @kernel
 def client_append(w, i):
     """A client record appended by the leader in its epoch (not yet flushed)."""
-    w.counters[C_NEXT_VALUE] += 1
-    if append_entry(w, i, w.epoch[i], w.counters[C_NEXT_VALUE]):
-        w.stats[S_CLIENT_APPENDS] += 1
+    w.scal[C_NEXT_VALUE] += 1
+    if append_entry(w, i, w.node[EPOCH, i], w.scal[C_NEXT_VALUE]):
+        w.scal[S_CLIENT_APPENDS] += 1
 
 
-@kernel
+@kernel(inline="always")
 def flush_enabled(w, i):
-    return w.up[i] == 1 and w.flushed_end[i] < w.log_end[i]
+    return w.node[UP, i] == 1 and w.node[FLUSHED_END, i] < w.node[LOG_END, i]
 
 
 @kernel
@@ -215,21 +204,21 @@ def flush_log(w, i, features):
     """flushLeaderLog for a leader (its end offset now counts towards the HW); a
     plain flush for an observer. Voters that follow flush on every append."""
     flush(w, i)
-    if w.role[i] == LEADER:
-        w.replica_end[i, i] = w.log_end[i]
+    if w.node[ROLE, i] == LEADER:
+        w.peer[REPLICA_END, i, i] = w.node[LOG_END, i]
         maybe_update_high_watermark(w, i, features)
 
 
-@kernel
+@kernel(inline="always")
 def check_quorum_enabled(w, i, features):
     if features & MUT_NO_CHECK_QUORUM:
         return False  # known bug: the timer is never checked
-    return w.up[i] == 1 and w.role[i] == LEADER and w.params[P_VOTERS] > 1
+    return w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and w.scal[P_VOTERS] > 1
 
 
 @kernel
 def successors_mask(w, i):
-    v = w.params[P_VOTERS]
+    v = w.scal[P_VOTERS]
     return ((1 << v) - 1) & ~(1 << i)
 
 

@@ -7,6 +7,7 @@ process and machine.
 """
 import numpy as np
 from .jit import kernel
+from .layout import RNG
 
 GAMMA = np.uint64(0x9E3779B97F4A7C15)
 M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -32,18 +33,20 @@ def walk_stream_seed(master_seed, walk_index):
 
 
 @kernel(inline="always")
-def next_u64(rng):
-    rng[0] += GAMMA
-    return mix64(rng[0])
+def next_u64(scal):
+    """Step the stream kept (as int64 bits) in scal[RNG]."""
+    x = np.uint64(scal[RNG]) + GAMMA
+    scal[RNG] = np.int64(x)
+    return mix64(x)
 
 
 @kernel(inline="always")
-def rand_below(rng, n):
+def rand_below(scal, n):
     """Uniform integer in [0, n) (n >= 1), by multiply-shift (Lemire); bias < 2**-32."""
-    return np.int64((next_u64(rng) >> np.uint64(32)) * np.uint64(n) >> np.uint64(32))
+    return np.int64((next_u64(scal) >> np.uint64(32)) * np.uint64(n) >> np.uint64(32))
 
 
 @kernel(inline="always")
-def rand_unit(rng):
+def rand_unit(scal):
     """Uniform float in [0, 1)."""
-    return np.float64(next_u64(rng) >> S11) * INV53
+    return np.float64(next_u64(scal) >> S11) * INV53

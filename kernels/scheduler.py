@@ -17,10 +17,11 @@ from .election import (
 )
 from .faults import change_partition, crash_node, duplicate, lose_message, restart_node
 from .layout import (
-    BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, END_QUORUM_EPOCH_REQUEST,
-    END_QUORUM_EPOCH_RESPONSE, F_DST, F_SRC, F_TYPE, FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER,
-    LEADER, P_NODES, PROSPECTIVE, CANDIDATE, RESIGNED, S_DISABLED, S_MSGS_LOST, UNATTACHED,
-    VOTE_REQUEST, VOTE_RESPONSE,
+    ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, CUM_WEIGHT,
+    END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
+    FOLLOWER, F_DST, F_SRC, F_TYPE, GRANTED, LEADER, LEADER_ID, LOG_END, N_MSGS, PROSPECTIVE,
+    P_NODES, P_VOTERS, REJECTED, RESIGNED, ROLE, S_DISABLED, S_MSGS_LOST, UNATTACHED, UP,
+    VOTE_REQUEST, VOTE_RESPONSE, WEIGHT,
 )
 from .network import capacity, link_up, take_message
 from .quorum_epoch import (
@@ -30,9 +31,10 @@ from .quorum_epoch import (
 )
 from .replication import (
     check_quorum_enabled, check_quorum_expired, client_append, client_append_enabled,
-    fetch_target, flush_enabled, flush_log, handle_fetch_request, handle_fetch_response, resign,
+    flush_enabled, flush_log, handle_fetch_request, handle_fetch_response, resign,
     send_fetch_request,
 )
+from .quorum_state import popcount, vote_rejected
 from .rng import rand_below, rand_unit
 
 FAM_TIMEOUT = 0        # an election / fetch timer expires
@@ -72,61 +74,85 @@ def draw_weights(w, base, swarm):
     for f in range(base.shape[0]):
         x = base[f]
         if swarm:
-            if OMITTABLE[f] == 1 and rand_unit(w.rng) < OMIT_PROBABILITY:
+            if OMITTABLE[f] == 1 and rand_unit(w.scal) < OMIT_PROBABILITY:
                 x = 0.0
             else:
-                x = x * np.exp(SPREAD * (2.0 * rand_unit(w.rng) - 1.0))
-        w.weights[f] = x
+                x = x * np.exp(SPREAD * (2.0 * rand_unit(w.scal) - 1.0))
+        w.weights[WEIGHT, f] = x
         total += x
-        w.cum_weights[f] = total
+        w.weights[CUM_WEIGHT, f] = total
 
 
 @kernel(inline="always")
-def pick_family(w):
-    x = rand_unit(w.rng) * w.cum_weights[w.cum_weights.shape[0] - 1]
-    f = 0
-    while f < w.cum_weights.shape[0] - 1 and w.cum_weights[f] <= x:
-        f += 1
-    return f
+def nth_set_bit(mask, r):
+    """Index of the r-th (0-based) set bit of mask."""
+    for _ in range(r):
+        mask &= mask - 1
+    b = 0
+    while not (mask >> b) & 1:
+        b += 1
+    return b
+
+
+@kernel(inline="always")
+def request_targets(w, a):
+    """Bitmask of the nodes node a's role would send a request to now."""
+    r = w.node[ROLE, a]
+    v = w.scal[P_VOTERS]
+    others = ((1 << v) - 1) & ~(1 << a)
+    if w.node[UP, a] == 0:
+        return 0
+    if r == FOLLOWER:
+        ld = w.node[LEADER_ID, a]
+        return (1 << ld) if ld >= 0 else 0
+    if r == UNATTACHED:
+        return others  # discovery: Fetch from any bootstrap voter
+    if r == PROSPECTIVE or r == CANDIDATE:
+        if vote_rejected(w, a):
+            return 0
+        return others & ~(w.node[GRANTED, a] | w.node[REJECTED, a])
+    if r == LEADER or r == RESIGNED:
+        return others & ~w.node[ACKED_MASK, a]
+    return 0
 
 
 @kernel
 def send_enabled(w, a, b):
-    """Can node a send its role's request to node b?"""
-    r = w.role[a]
-    if w.up[a] == 0:
-        return False
-    if r == FOLLOWER or r == UNATTACHED:
-        return b == fetch_target(w, a, b) and b >= 0
-    if r == PROSPECTIVE or r == CANDIDATE:
-        return send_vote_request_enabled(w, a, b)
-    if r == LEADER:
-        return send_begin_quorum_epoch_enabled(w, a, b)
-    if r == RESIGNED:
-        return send_end_quorum_epoch_enabled(w, a, b)
-    return False
+    return 0 <= b < w.scal[P_NODES] and (request_targets(w, a) >> b) & 1 == 1
 
 
 @kernel
-def pick_send_target(w, a, r):
-    """A target for node a's request, uniformly among the enabled ones; -1 if none."""
-    n = w.params[P_NODES]
-    role = w.role[a]
-    if role == FOLLOWER or role == UNATTACHED:
-        return fetch_target(w, a, r)
-    count = 0
-    for b in range(n):
-        if send_enabled(w, a, b):
-            count += 1
-    if count == 0:
-        return -1
-    pick = r % count
-    for b in range(n):
-        if send_enabled(w, a, b):
-            if pick == 0:
-                return b
-            pick -= 1
-    return -1
+def enabled_masks(w, masks, features):
+    """One pass over the nodes: for each node family, the bitmask of nodes it may act on."""
+    n = w.scal[P_NODES]
+    cap = w.log.shape[2]
+    for f in range(N_FAMILIES):
+        masks[f] = 0
+    for i in range(n):
+        bit = 1 << i
+        if w.node[UP, i] == 0:
+            masks[FAM_RESTART] |= bit
+            continue
+        masks[FAM_CRASH] |= bit
+        if election_timeout_enabled(w, i):
+            masks[FAM_TIMEOUT] |= bit
+        if request_targets(w, i) != 0:
+            masks[FAM_SEND] |= bit
+        if flush_enabled(w, i):
+            masks[FAM_FLUSH] |= bit
+        if w.node[ROLE, i] == LEADER:
+            masks[FAM_RESIGN] |= bit
+            if w.node[LOG_END, i] < cap:
+                masks[FAM_CLIENT_APPEND] |= bit
+            if check_quorum_enabled(w, i, features):
+                masks[FAM_CHECK_QUORUM] |= bit
+    nm = w.scal[N_MSGS]
+    if nm > 0:
+        masks[FAM_DELIVER] = 1
+        masks[FAM_LOSE] = 1
+        if nm < capacity(w):
+            masks[FAM_DUPLICATE] = 1
+    masks[FAM_PARTITION] = 1
 
 
 @kernel
@@ -135,8 +161,8 @@ def deliver_message(w, k, features):
     s = take_message(w, k)
     m = w.msgs[s]
     dst = m[F_DST]
-    if w.up[dst] == 0 or not link_up(w, m[F_SRC], dst):
-        w.stats[S_MSGS_LOST] += 1  # to a crashed node, or over a link cut since it was sent
+    if w.node[UP, dst] == 0 or not link_up(w, m[F_SRC], dst):
+        w.scal[S_MSGS_LOST] += 1  # to a crashed node, or over a link cut since it was sent
         return
     t = m[F_TYPE]
     if t == VOTE_REQUEST:
@@ -159,7 +185,7 @@ def deliver_message(w, k, features):
 
 @kernel
 def send_request(w, a, b):
-    r = w.role[a]
+    r = w.node[ROLE, a]
     if r == FOLLOWER or r == UNATTACHED:
         send_fetch_request(w, a, b)
     elif r == PROSPECTIVE or r == CANDIDATE:
@@ -172,11 +198,12 @@ def send_request(w, a, b):
 
 @kernel
 def action_enabled(w, f, a, b, features):
-    n = w.params[P_NODES]
+    """Whether action (f, a, b) may be applied now (used when replaying actions)."""
+    n = w.scal[P_NODES]
     if f == FAM_DELIVER or f == FAM_LOSE:
-        return 0 <= a < w.n_msgs[0]
+        return 0 <= a < w.scal[N_MSGS]
     if f == FAM_DUPLICATE:
-        return 0 <= a < w.n_msgs[0] and w.n_msgs[0] < capacity(w)
+        return 0 <= a < w.scal[N_MSGS] and w.scal[N_MSGS] < capacity(w)
     if f == FAM_PARTITION:
         return 0 <= a < 4
     if a < 0 or a >= n:
@@ -184,27 +211,25 @@ def action_enabled(w, f, a, b, features):
     if f == FAM_TIMEOUT:
         return election_timeout_enabled(w, a)
     if f == FAM_SEND:
-        return 0 <= b < n and send_enabled(w, a, b)
+        return send_enabled(w, a, b)
     if f == FAM_CLIENT_APPEND:
-        return client_append_enabled(w, a) and w.log_end[a] < w.log_epoch.shape[1]
+        return client_append_enabled(w, a) and w.node[LOG_END, a] < w.log.shape[2]
     if f == FAM_FLUSH:
         return flush_enabled(w, a)
     if f == FAM_CHECK_QUORUM:
         return check_quorum_enabled(w, a, features)
     if f == FAM_RESIGN:
-        return w.up[a] == 1 and w.role[a] == LEADER
+        return w.node[UP, a] == 1 and w.node[ROLE, a] == LEADER
     if f == FAM_CRASH:
-        return w.up[a] == 1
+        return w.node[UP, a] == 1
     if f == FAM_RESTART:
-        return w.up[a] == 0
+        return w.node[UP, a] == 0
     return False
 
 
 @kernel
-def apply_action(w, f, a, b, features):
-    """Apply action (f, a, b). Returns False, changing nothing, if it is not enabled."""
-    if not action_enabled(w, f, a, b, features):
-        return False
+def do_action(w, f, a, b, features):
+    """Apply an enabled action (f, a, b); False if it turned out to change nothing."""
     if f == FAM_TIMEOUT:
         on_election_timeout(w, a, features)
     elif f == FAM_DELIVER:
@@ -233,34 +258,58 @@ def apply_action(w, f, a, b, features):
 
 
 @kernel
-def draw_action(w, act):
-    """Draw a family by weight, then its parameters; fills act = (f, a, b)."""
-    f = pick_family(w)
-    n = w.params[P_NODES]
-    a = 0
-    b = 0
-    if f == FAM_DELIVER or f == FAM_LOSE or f == FAM_DUPLICATE:
-        nm = w.n_msgs[0]
-        a = rand_below(w.rng, nm) if nm > 0 else -1
-    elif f == FAM_PARTITION:
-        a = rand_below(w.rng, 4)
-        b = rand_below(w.rng, 1 << 30)
-    else:
-        a = rand_below(w.rng, n)
-        if f == FAM_SEND:
-            b = pick_send_target(w, a, rand_below(w.rng, 1 << 30))
-    act[0] = f
-    act[1] = a
-    act[2] = b
+def apply_action(w, f, a, b, features):
+    """Apply action (f, a, b). Returns False, changing nothing, if it is not enabled."""
+    if not action_enabled(w, f, a, b, features):
+        return False
+    return do_action(w, f, a, b, features)
 
 
 @kernel
-def step(w, act, features):
-    """Draw until an enabled action applies (disabled draws are counted, not steps).
-    Returns False when nothing was enabled in MAX_ATTEMPTS draws."""
+def draw_action(w, masks, act):
+    """Draw an enabled action: a family by weight among the enabled families, then a
+    node uniformly among that family's enabled nodes, then the remaining parameter.
+    Fills act = (f, a, b); False when no family is enabled."""
+    total = 0.0
+    for f in range(N_FAMILIES):
+        if masks[f] != 0:
+            total += w.weights[WEIGHT, f]
+        w.weights[CUM_WEIGHT, f] = total
+    if total <= 0.0:
+        return False
+    x = rand_unit(w.scal) * total
+    f = 0
+    while f < N_FAMILIES - 1 and (w.weights[CUM_WEIGHT, f] <= x or masks[f] == 0):
+        f += 1
+    a = 0
+    b = 0
+    if f == FAM_DELIVER or f == FAM_LOSE or f == FAM_DUPLICATE:
+        a = rand_below(w.scal, w.scal[N_MSGS])
+    elif f == FAM_PARTITION:
+        a = rand_below(w.scal, 4)
+        b = rand_below(w.scal, 1 << 30)
+    else:
+        mask = masks[f]
+        a = nth_set_bit(mask, rand_below(w.scal, popcount(mask)))
+        if f == FAM_SEND:
+            t = request_targets(w, a)
+            b = nth_set_bit(t, rand_below(w.scal, popcount(t)))
+    act[0] = f
+    act[1] = a
+    act[2] = b
+    return True
+
+
+@kernel
+def step(w, act, masks, features):
+    """Apply one enabled action. Draws that change nothing (a partition that is
+    already in place) are counted as disabled attempts, not steps. Returns False
+    when no action is enabled at all."""
     for _ in range(MAX_ATTEMPTS):
-        draw_action(w, act)
-        if apply_action(w, act[0], act[1], act[2], features):
+        enabled_masks(w, masks, features)
+        if not draw_action(w, masks, act):
+            return False
+        if do_action(w, act[0], act[1], act[2], features):
             return True
-        w.stats[S_DISABLED] += 1
+        w.scal[S_DISABLED] += 1
     return False

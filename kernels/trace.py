@@ -1,0 +1,90 @@
+"""Trace mode: record a walk's actions, and replay actions one at a time.
+
+The fast path (``walk.run_walk``) records nothing. ``record_walk`` re-runs one
+walk from its seed with the same scheduler and writes each applied action
+(family, a, b) to a buffer. ``apply_and_check`` applies one given action and
+checks the invariants, which is what replay, shrinking and the differential test
+against the reference model are built on.
+"""
+import numpy as np
+from numba import literally
+
+from .checkers import check_invariants
+from .jit import kernel
+from .layout import (
+    BOUND_NONE, BOUND_STUCK, P_DEPTH, S_BOUND_HIT, S_STEPS, S_WIDTH, STATS_BASE, V_INVARIANT,
+    V_WIDTH, VIOL_BASE, WEIGHT, alloc_walk,
+)
+from .scheduler import N_FAMILIES, apply_action, step
+from .walk import reset_walk
+
+
+@kernel
+def _record(w, master_seed, walk_index, base_weights, swarm, act, masks, trace, features):
+    literally(features)
+    reset_walk(w, master_seed, walk_index, base_weights, swarm)
+    depth = w.scal[P_DEPTH]
+    n = 0
+    while w.scal[S_STEPS] < depth:
+        if not step(w, act, masks, features):
+            w.scal[S_BOUND_HIT] = BOUND_STUCK
+            break
+        trace[n, 0] = act[0]
+        trace[n, 1] = act[1]
+        trace[n, 2] = act[2]
+        n += 1
+        w.scal[S_STEPS] += 1
+        if check_invariants(w, features):
+            break
+        if w.scal[S_BOUND_HIT] != BOUND_NONE:
+            break
+    return n
+
+
+def record_walk(master_seed, walk_index, params, base_weights, swarm, features):
+    """Re-run one walk and return (actions[steps, 3], stats, violation, weights, walk).
+
+    ``walk`` holds the final state. The walk is the same one ``run_chunk`` runs."""
+    w = alloc_walk(params, N_FAMILIES)
+    trace = np.zeros((int(params[P_DEPTH]), 3), dtype=np.int64)
+    n = _record(w, np.uint64(master_seed), np.int64(walk_index),
+                np.asarray(base_weights, dtype=np.float64), bool(swarm),
+                np.zeros(3, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64), trace,
+                int(features))
+    stats = w.scal[STATS_BASE:STATS_BASE + S_WIDTH].copy()
+    viol = w.scal[VIOL_BASE:VIOL_BASE + V_WIDTH].copy()
+    return trace[:n].copy(), stats, viol, w.weights[WEIGHT].copy(), w
+
+
+@kernel
+def _apply_and_check(w, f, a, b, features):
+    literally(features)
+    if not apply_action(w, f, a, b, features):
+        return -1
+    w.scal[S_STEPS] += 1
+    check_invariants(w, features)
+    return w.scal[V_INVARIANT]
+
+
+@kernel
+def _reset(w, master_seed, walk_index, base_weights, swarm):
+    reset_walk(w, master_seed, walk_index, base_weights, swarm)
+
+
+def new_walk(params, master_seed=0, walk_index=0, base_weights=None, swarm=False):
+    """A walk in its initial state (weights matter only for drawing further actions)."""
+    from .scheduler import DEFAULT_WEIGHTS
+    w = alloc_walk(params, N_FAMILIES)
+    bw = DEFAULT_WEIGHTS if base_weights is None else base_weights
+    _reset(w, np.uint64(master_seed), np.int64(walk_index), np.asarray(bw, dtype=np.float64),
+           bool(swarm))
+    return w
+
+
+def apply_and_check(w, action, features):
+    """Apply action (f, a, b) to walk ``w`` and check every enabled invariant.
+
+    Returns -1 if the action was not enabled (nothing changed), else the id + 1
+    of the first violated invariant so far (0 = none)."""
+    f, a, b = (int(x) for x in action)
+    return int(_apply_and_check(w, np.int64(f), np.int64(a), np.int64(b), int(features)))
