@@ -307,6 +307,7 @@ def swarm(
     out: opts.Out = None,
     config: opts.Config = None,
     pre_vote: opts.PreVote = None,
+    mutation: opts.Mutation = None,
     disable_check: opts.DisableCheck = None,
     log_capacity: opts.LogCapacity = None,
     msg_slots: opts.MsgSlots = None,
@@ -333,6 +334,7 @@ def swarm(
         weights=weights,
         out=out,
         pre_vote=pre_vote,
+        mutation=mutation,
         disabled_checks=disable_check or None,  # typer gives [] when absent
         log_capacity=log_capacity,
         msg_slots=msg_slots,
@@ -349,6 +351,40 @@ def swarm(
     print_summary(result, Console())
     if fail_on_violation and int(result.get("violations") or 0) > 0:
         raise typer.Exit(EXIT_VIOLATIONS)
+
+
+@app.command()
+def bench(
+    voters: opts.Voters = None,
+    observers: opts.Observers = None,
+    depth: opts.Depth = None,
+    seed: opts.Seed = None,
+    weights: opts.Weights = None,
+    config: opts.Config = None,
+    pre_vote: opts.PreVote = None,
+    mutation: opts.Mutation = None,
+    seconds: Annotated[float, typer.Option(
+        "--seconds", min=1.0, help="Length of each timed throughput run, in seconds.")] = 20.0,
+    cold: Annotated[bool, typer.Option(
+        "--cold/--no-cold", help="Also measure a cold JIT compile into an empty cache (~40 s).")] = True,
+    memory_walks: Annotated[Optional[list[int]], typer.Option(
+        "--memory-walks", help="Walk counts of the peak-memory runs; repeat the option "
+        "(default: 100000 and 1000000).")] = None,
+    report: Annotated[Optional[Path], typer.Option(
+        "--report", help="Folder for bench.json and bench.md (default: results/).")] = None,
+) -> None:
+    """Measure throughput, memory and JIT time on this machine (the README's figures)."""
+    cfg = make_config(config, voters=voters, observers=observers, depth=depth, seed=seed,
+                      weights=weights, pre_vote=pre_vote, mutation=mutation)
+    from kraftwalk.bench import measure, render_markdown, write_report
+
+    err = Console(stderr=True)
+    res = measure(cfg, seconds=seconds, cold=cold,
+                  memory_walks=tuple(memory_walks or (100_000, 1_000_000)),
+                  log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
+    j, md = write_report(res, report or Path("results"))
+    Console().print(render_markdown(res))
+    Console().print(f"written: {j}, {md}")
 
 
 if __name__ == "__main__":  # `python -m kraftwalk.cli` before the package is installed

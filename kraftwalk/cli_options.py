@@ -160,6 +160,17 @@ PreVote = Annotated[
         decls=("--pre-vote/--no-pre-vote",),
     ),
 ]
+Mutation = Annotated[
+    Optional[str],
+    _option(
+        "mutation",
+        "Switch on one known protocol bug, to show the checker finds it "
+        "(`kraftwalk mutations` lists them).",
+        str(_D.mutation),
+        PANEL_CLUSTER,
+        metavar="NAME",
+    ),
+]
 DisableCheck = Annotated[
     Optional[list[str]],
     _option(

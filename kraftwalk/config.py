@@ -22,10 +22,10 @@ else:  # pragma: no cover - pyproject pulls in tomli for 3.10
     import tomli as tomllib
 
 from kraftwalk.errors import UsageError
+from kraftwalk.mutations import MUTATION_NAMES
 
-# Extended by other modules as mutations are added; looked up at validation
-# time, so rebinding ``config.MUTATIONS`` takes effect.
-MUTATIONS: tuple[str, ...] = ("none",)
+# The known-bug mutations (kraftwalk.mutations); looked up at validation time.
+MUTATIONS: tuple[str, ...] = MUTATION_NAMES
 
 INVARIANTS: tuple[str, ...] = (
     "ElectionSafety",

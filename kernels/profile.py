@@ -1,0 +1,53 @@
+"""Per-phase cost of a step, for the benchmark's breakdown.
+
+Each loop repeats one phase of ``scheduler.step`` + ``checkers.check_invariants``
+on a mid-walk state, so its time per iteration is that phase's cost.
+"""
+import numpy as np
+from numba import literally
+
+from .checkers import check_invariants
+from .jit import kernel
+from .scheduler import N_FAMILIES, draw_action, enabled_masks, step
+from .walk import reset_walk
+
+
+@kernel
+def _phase(w, base, act, masks, phase, n, features):
+    literally(features)
+    acc = 0
+    for k in range(n):
+        if phase == 0:
+            enabled_masks(w, masks, features)
+            acc += masks[0]
+        elif phase == 1:
+            draw_action(w, masks, act)
+            acc += act[0]
+        elif phase == 2:
+            acc += check_invariants(w, features)
+        else:
+            if k % 500 == 0:
+                reset_walk(w, 12345, k, base, True)
+            step(w, act, masks, features)
+    return acc
+
+
+PHASES = ("enabled-action masks", "draw an action", "check all invariants",
+          "whole step without checks")
+
+
+def phase_costs(walk, base_weights, features, n=1_000_000):
+    """Nanoseconds per iteration of each phase (walk is advanced to mid-walk first)."""
+    import time
+
+    act = np.zeros(3, dtype=np.int64)
+    masks = np.zeros(N_FAMILIES, dtype=np.int64)
+    bw = np.asarray(base_weights, dtype=np.float64)
+    _phase(walk, bw, act, masks, 3, 250, features)  # a state part-way into a walk
+    out = {}
+    for p, name in enumerate(PHASES):
+        _phase(walk, bw, act, masks, p, 10, features)
+        t = time.perf_counter()
+        _phase(walk, bw, act, masks, p, n, features)
+        out[name] = (time.perf_counter() - t) / n * 1e9
+    return out

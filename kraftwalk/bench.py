@@ -1,0 +1,138 @@
+"""``kraftwalk bench``: the speed figures of the README, measured.
+
+Every figure comes from a fresh subprocess or a timed in-process run:
+checked steps/s per core, walks/s, bytes of state per walk, cold JIT time
+(empty cache) and warm start (cached), the 1 -> 2 core speed-up, peak memory as
+walks grow (it must stay flat), and the cost of each phase of a step.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kraftwalk.config import RunConfig
+
+_CHILD = r"""
+import json, resource, sys, time
+t0 = time.perf_counter()
+from kraftwalk.config import RunConfig
+from kraftwalk.runner import run_swarm
+cfg = RunConfig(**json.loads(sys.argv[1]))
+t1 = time.perf_counter()
+res = run_swarm(cfg)
+res["import_seconds"] = t1 - t0
+res["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+res["peak_rss_children_mib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print("RESULT " + json.dumps(res, default=str))
+"""
+
+
+def _child_run(cfg: dict, env: dict | None = None) -> dict:
+    """Run a swarm in a fresh Python process; returns its summary plus memory figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = {**cfg, "out": os.path.join(tmp, "run")}
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(cfg)],
+                              capture_output=True, text=True, env=env)
+        wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark child failed: {proc.stderr.strip().splitlines()[-1:]}")
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+    res = json.loads(line[len("RESULT "):])
+    res["wall_seconds"] = wall
+    return res
+
+
+def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
+            memory_walks: tuple[int, ...] = (100_000, 1_000_000),
+            log=print) -> dict:
+    """All benchmark figures for the cluster described by ``base``."""
+    from kraftwalk.kernels.layout import alloc_walk, state_bytes
+    from kraftwalk.kernels.profile import phase_costs
+    from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS, N_FAMILIES
+    from kraftwalk.kernels.trace import new_walk
+    from kraftwalk.runner import features_for, params_for
+
+    common = {k: getattr(base, k) for k in (
+        "voters", "observers", "depth", "seed", "weights", "pre_vote", "mutation",
+        "log_capacity", "msg_slots", "max_epoch", "max_records", "chunk_walks")}
+    common["disabled_checks"] = list(base.disabled_checks)
+    out: dict = {"config": common, "cpu_count": os.cpu_count()}
+    params = params_for(base)
+    out["bytes_per_walk"] = state_bytes(alloc_walk(params, N_FAMILIES))
+
+    if cold:
+        log("cold JIT: compiling every kernel into an empty cache ...")
+        with tempfile.TemporaryDirectory() as cache:
+            res = _child_run({**common, "walks": 1, "workers": 1},
+                             env={**os.environ, "NUMBA_CACHE_DIR": cache})
+        out["cold_jit_seconds"] = res["jit_seconds"]
+    log("warm start: a fresh process with the cache filled ...")
+    res = _child_run({**common, "walks": 1, "workers": 1})
+    out["warm_start_seconds"] = res["import_seconds"] + res["jit_seconds"]
+
+    # Size the timed runs by walks (deterministic work) from a short calibration.
+    rate = _child_run({**common, "walks": 20_000, "workers": 1})["walks_per_s"]
+    for workers in (1, 2):
+        log(f"throughput on {workers} core(s), ~{seconds:.0f} s ...")
+        n = max(int(rate * seconds * workers), 1000)
+        res = _child_run({**common, "walks": n, "workers": workers})
+        out[f"cores_{workers}"] = {k: res[k] for k in (
+            "walks", "steps", "seconds", "steps_per_s", "steps_per_s_per_core", "walks_per_s",
+            "disabled_attempts")}
+    out["speedup_1_to_2_cores"] = out["cores_2"]["steps_per_s"] / out["cores_1"]["steps_per_s"]
+    c1 = out["cores_1"]
+    out["disabled_attempts_per_step"] = c1["disabled_attempts"] / max(c1["steps"], 1)
+
+    out["peak_memory"] = []
+    for n in memory_walks:
+        log(f"peak memory of a {n:,}-walk run on 2 cores ...")
+        res = _child_run({**common, "walks": n, "workers": 2})
+        out["peak_memory"].append({
+            "walks": n, "main_rss_mib": round(res["peak_rss_mib"], 1),
+            "worker_rss_mib": round(res["peak_rss_children_mib"], 1),
+            "seconds": round(res["seconds"], 1)})
+
+    log("cost of each phase of a step ...")
+    w = new_walk(params, base_weights=DEFAULT_WEIGHTS)
+    out["phase_ns"] = {k: round(v, 1) for k, v in
+                       phase_costs(w, DEFAULT_WEIGHTS, features_for(base)).items()}
+    return out
+
+
+def write_report(res: dict, folder: Path) -> tuple[Path, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    from kraftwalk.output import write_json_atomic, write_text_atomic
+
+    j = folder / "bench.json"
+    write_json_atomic(j, res)
+    md = folder / "bench.md"
+    write_text_atomic(md, render_markdown(res))
+    return j, md
+
+
+def render_markdown(res: dict) -> str:
+    c1, c2 = res["cores_1"], res["cores_2"]
+    lines = [
+        "| figure | value |", "|---|---|",
+        f"| checked steps/s per core (1 core) | {c1['steps_per_s_per_core']:,.0f} |",
+        f"| checked steps/s on 2 cores | {c2['steps_per_s']:,.0f} |",
+        f"| speed-up 1 -> 2 cores | {res['speedup_1_to_2_cores']:.2f}x |",
+        f"| walks/s per core | {c1['walks_per_s']:,.0f} |",
+        f"| disabled draws per step (not counted as steps) | {res['disabled_attempts_per_step']:.4f} |",
+        f"| bytes of state per walk | {res['bytes_per_walk']:,} |",
+    ]
+    if "cold_jit_seconds" in res:
+        lines.append(f"| cold JIT (empty cache) | {res['cold_jit_seconds']:.1f} s |")
+    lines.append(f"| warm start (cached: import + load) | {res['warm_start_seconds']:.2f} s |")
+    for m in res["peak_memory"]:
+        lines.append(f"| peak RSS, {m['walks']:,} walks (main / largest worker) | "
+                     f"{m['main_rss_mib']:.0f} MiB / {m['worker_rss_mib']:.0f} MiB |")
+    lines += ["", "| phase of a step | ns |", "|---|---|"]
+    lines += [f"| {k} | {v:.1f} |" for k, v in res["phase_ns"].items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,43 @@
+"""Known-bug mutations: protocol bugs the checker must find, each one switch.
+
+Each is one bit of the kernels' compile-time feature mask, so the unmutated
+kernel is compiled without them and pays nothing. The names are the ones users
+pass to ``--mutation``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kraftwalk.kernels.features import (
+    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_NO_CHECK_QUORUM, MUT_RESTARTED_LEADER,
+)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    bit: int
+    kind: str          # "safety" or "liveness"
+    description: str
+
+
+MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
+    Mutation("commit-old-epoch", MUT_COMMIT_OLD_EPOCH, "safety",
+             "the leader advances its HW over an earlier epoch's entry by counting "
+             "replicas, without waiting for an entry of its own epoch (Raft Figure 8)"),
+    Mutation("double-vote", MUT_DOUBLE_VOTE, "safety",
+             "a voter grants a second vote in an epoch in which it already voted"),
+    Mutation("restarted-leader-keeps-leading", MUT_RESTARTED_LEADER, "safety",
+             "a leader that restarts resumes leading its old epoch after losing its "
+             "unflushed tail, instead of coming back Resigned"),
+    Mutation("no-check-quorum", MUT_NO_CHECK_QUORUM, "liveness",
+             "a leader that stops hearing from a majority never resigns (a liveness "
+             "bug: no safety invariant can catch it; it needs the timed mode's liveness "
+             "statistics)"),
+)}
+
+MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)
+
+
+def mutation_bit(name: str) -> int:
+    return 0 if name == "none" else MUTATIONS[name].bit

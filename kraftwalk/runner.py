@@ -1,0 +1,279 @@
+"""The swarm run: chunks of walks on all cores, results streamed to Parquet.
+
+Walks are numbered 0, 1, 2, ...; a chunk is a contiguous range of them and a
+task for joblib. Chunks come back in order and are written as they arrive, so
+memory stays flat however many walks run, and the files are the same for any
+worker count. A walk is a pure function of (seed, walk index, config).
+"""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from kraftwalk import __version__
+from kraftwalk.config import RunConfig
+from kraftwalk.errors import UsageError
+from kraftwalk.mutations import mutation_bit
+from kraftwalk.output import ParquetStream, write_json_atomic, write_text_atomic
+
+Progress = Callable[[int, int, int], None]
+
+
+# ---- what the kernels get ------------------------------------------------------
+def features_for(cfg: RunConfig) -> int:
+    """The compile-time feature mask of a run: pre-vote, enabled checks, mutation."""
+    from kraftwalk.kernels.checkers import INVARIANT_NAMES
+    from kraftwalk.kernels.features import PRE_VOTE
+
+    f = PRE_VOTE if cfg.pre_vote else 0
+    for bit, name in enumerate(INVARIANT_NAMES):
+        if name not in cfg.disabled_checks:
+            f |= 1 << bit
+    return f | mutation_bit(cfg.mutation)
+
+
+def params_for(cfg: RunConfig) -> np.ndarray:
+    from kraftwalk.kernels.layout import make_params
+
+    return make_params(cfg.voters, cfg.observers, cfg.log_capacity, cfg.msg_slots,
+                       cfg.max_epoch, cfg.max_records, cfg.depth)
+
+
+def run_walks(seed: int, first: int, count: int, params: np.ndarray, swarm: bool,
+              features: int):
+    """One task: walks [first, first + count). Runs in a worker process."""
+    from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS
+    from kraftwalk.kernels.walk import run_chunk
+
+    stats, viol, weights = run_chunk(seed, first, count, params, DEFAULT_WEIGHTS, swarm, features)
+    return first, stats, viol, weights
+
+
+# ---- Parquet schemas -----------------------------------------------------------
+def _names():
+    from kraftwalk.kernels.checkers import INVARIANT_NAMES
+    from kraftwalk.kernels.layout import BOUND_NAMES, STAT_NAMES
+    from kraftwalk.kernels.scheduler import FAMILY_NAMES
+
+    return INVARIANT_NAMES, STAT_NAMES, BOUND_NAMES, FAMILY_NAMES
+
+
+def walks_table(first: int, stats: np.ndarray, viol: np.ndarray) -> pa.Table:
+    inv_names, stat_names, bound_names, _ = _names()
+    cols = {"walk": pa.array(np.arange(first, first + len(stats), dtype=np.int64))}
+    for k, name in enumerate(stat_names):
+        if name == "bound_hit":
+            cols[name] = pa.array([bound_names[b] for b in stats[:, k]], pa.string()).dictionary_encode()
+        else:
+            cols[name] = pa.array(stats[:, k].astype(np.int32))
+    inv = viol[:, 0]
+    cols["violation"] = pa.array([inv_names[i - 1] if i else None for i in inv],
+                                 pa.string()).dictionary_encode()
+    return pa.table(cols)
+
+
+def violations_table(cfg: RunConfig, run_id: str, first: int, stats, viol, weights) -> pa.Table:
+    inv_names, _, _, family_names = _names()
+    rows = np.nonzero(viol[:, 0])[0]
+    n = len(rows)
+    v = viol[rows]
+    cols = {
+        "run_id": pa.array([run_id] * n, pa.string()),
+        "walk": pa.array((first + rows).astype(np.int64)),
+        "seed": pa.array(np.full(n, cfg.seed, dtype=np.uint64)),
+        "step": pa.array(v[:, 1].astype(np.int64)),
+        "invariant": pa.array([inv_names[i - 1] for i in v[:, 0]], pa.string()),
+        "node_a": pa.array(v[:, 2].astype(np.int32)),
+        "node_b": pa.array(v[:, 3].astype(np.int32)),
+        "epoch": pa.array(v[:, 4].astype(np.int32)),
+        "offset": pa.array(v[:, 5].astype(np.int32)),
+    }
+    for k, name in enumerate(family_names):
+        cols[f"w_{name}"] = pa.array(weights[rows, k])
+    for key in ("voters", "observers", "depth", "log_capacity", "msg_slots", "max_epoch",
+                "max_records"):
+        cols[key] = pa.array(np.full(n, getattr(cfg, key), dtype=np.int32))
+    cols["pre_vote"] = pa.array(np.full(n, cfg.pre_vote, dtype=bool))
+    cols["mutation"] = pa.array([cfg.mutation] * n, pa.string())
+    cols["weights"] = pa.array([cfg.weights] * n, pa.string())
+    return pa.table(cols)
+
+
+def empty_violations(cfg: RunConfig, run_id: str) -> pa.Schema:
+    _, _, _, fam = _names()
+    z = np.zeros((0, 6), dtype=np.int64)
+    return violations_table(cfg, run_id, 0, np.zeros((0, 1)), z, np.zeros((0, len(fam)))).schema
+
+
+class Histograms:
+    """--walk-stats histogram: counts of each value of each statistic."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, Counter] = {}
+
+    def add(self, stats: np.ndarray) -> None:
+        _, stat_names, _, _ = _names()
+        for k, name in enumerate(stat_names):
+            vals, cnt = np.unique(stats[:, k], return_counts=True)
+            c = self.counts.setdefault(name, Counter())
+            for x, y in zip(vals.tolist(), cnt.tolist()):
+                c[x] += y
+
+    def table(self) -> pa.Table:
+        stat, value, count = [], [], []
+        for name, c in self.counts.items():
+            for x in sorted(c):
+                stat.append(name)
+                value.append(x)
+                count.append(c[x])
+        return pa.table({"stat": pa.array(stat, pa.string()), "value": pa.array(value, pa.int64()),
+                         "count": pa.array(count, pa.int64())})
+
+
+# ---- the run ---------------------------------------------------------------------
+def _chunks(cfg: RunConfig, deadline: float | None) -> Iterator[tuple[int, int]]:
+    first = 0
+    while True:
+        if cfg.walks is not None:
+            if first >= cfg.walks:
+                return
+            count = min(cfg.chunk_walks, cfg.walks - first)
+        else:
+            if time.monotonic() >= deadline:
+                return
+            count = cfg.chunk_walks
+        yield first, count
+        first += count
+
+
+def _prepare_out(cfg: RunConfig) -> Path:
+    out = Path(cfg.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"--out {cfg.out} already exists and is not an empty folder; "
+                         "choose a new run folder")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def versions() -> dict:
+    import numba
+    import pyarrow
+
+    return {"kraftwalk": __version__, "python": sys.version.split()[0], "numpy": np.__version__,
+            "numba": numba.__version__, "pyarrow": pyarrow.__version__,
+            "platform": platform.platform(), "machine": platform.machine()}
+
+
+def warm_up(params: np.ndarray, swarm: bool, features: int) -> float:
+    """Compile (or load from the cache) the kernels for this feature mask; seconds taken."""
+    t = time.perf_counter()
+    run_walks(0, 0, 1, params, swarm, features)
+    return time.perf_counter() - t
+
+
+def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
+    """Run the swarm described by ``cfg``; write the run folder; return a summary."""
+    from joblib import Parallel, delayed
+
+    cfg = cfg.with_out()
+    run_id = cfg.run_id
+    out = _prepare_out(cfg)
+    write_text_atomic(out / "config.toml", cfg.to_toml())
+    params = params_for(cfg)
+    features = features_for(cfg)
+    swarm = cfg.weights == "swarm"
+    workers = cfg.effective_workers
+    inv_names, _, bound_names, _ = _names()
+
+    jit_seconds = warm_up(params, swarm, features)
+    started = time.monotonic()
+    deadline = None if cfg.walks is not None else started + cfg.effective_duration
+    tasks = (delayed(run_walks)(cfg.seed, first, count, params, swarm, features)
+             for first, count in _chunks(cfg, deadline))
+
+    walks = steps = disabled = 0
+    by_invariant: Counter = Counter()
+    bounds: Counter = Counter()
+    first_violations: list[dict] = []
+    hist = Histograms() if cfg.walk_stats == "histogram" else None
+    status = "running"
+    meta = {b"kraftwalk.run_id": run_id.encode(), b"kraftwalk.seed": str(cfg.seed).encode()}
+    walks_path = out / ("walks.parquet" if hist is None else "walks_histogram.parquet")
+    try:
+        with ParquetStream(out / "violations.parquet", empty_violations(cfg, run_id),
+                           metadata=meta) as vout, \
+                (ParquetStream(walks_path, walks_table(0, np.zeros((0, 18), np.int64),
+                                                       np.zeros((0, 6), np.int64)).schema,
+                               metadata=meta) if hist is None else _Null()) as wout:
+            if workers == 1:
+                results = (t[0](*t[1], **t[2]) for t in tasks)
+            else:
+                results = Parallel(n_jobs=workers, return_as="generator",
+                                   pre_dispatch="2*n_jobs")(tasks)
+            for first, stats, viol, weights in results:
+                walks += len(stats)
+                steps += int(stats[:, 0].sum())
+                disabled += int(stats[:, 1].sum())
+                for b, c in zip(*np.unique(stats[:, 12], return_counts=True)):
+                    if b:
+                        bounds[bound_names[b]] += int(c)
+                bad = np.nonzero(viol[:, 0])[0]
+                for r in bad:
+                    by_invariant[inv_names[viol[r, 0] - 1]] += 1
+                    if len(first_violations) < 5:
+                        first_violations.append({
+                            "walk": int(first + r), "invariant": inv_names[viol[r, 0] - 1],
+                            "step": int(viol[r, 1]), "node_a": int(viol[r, 2]),
+                            "node_b": int(viol[r, 3]), "epoch": int(viol[r, 4]),
+                            "offset": int(viol[r, 5])})
+                if len(bad):
+                    vout.write(violations_table(cfg, run_id, first, stats, viol, weights))
+                if hist is None:
+                    wout.write(walks_table(first, stats, viol))
+                else:
+                    hist.add(stats)
+                if progress is not None:
+                    progress(walks, steps, sum(by_invariant.values()))
+        if hist is not None:
+            with ParquetStream(walks_path, hist.table().schema, metadata=meta) as hout:
+                hout.write(hist.table())
+        status = "finished"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        seconds = time.monotonic() - started
+        summary = {
+            "run_id": run_id, "out_dir": str(out), "status": status, "walks": walks,
+            "steps": steps, "disabled_attempts": disabled, "seconds": seconds,
+            "steps_per_s": steps / seconds if seconds > 0 else 0.0,
+            "steps_per_s_per_core": steps / seconds / workers if seconds > 0 else 0.0,
+            "walks_per_s": walks / seconds if seconds > 0 else 0.0, "workers": workers,
+            "violations": sum(by_invariant.values()),
+            "violations_by_invariant": dict(by_invariant), "jit_seconds": jit_seconds,
+            "bound_hits": dict(bounds), "first_violations": first_violations,
+        }
+        write_json_atomic(out / "run.json", {
+            **summary, "config": cfg.to_dict(), "features": features, "versions": versions(),
+            "cpu_count": os.cpu_count(),
+            "files": sorted(p.name for p in out.iterdir() if not p.name.endswith(".partial")),
+        })
+    return summary
+
+
+class _Null:
+    """Stands in for the walks stream when only histograms are written."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
