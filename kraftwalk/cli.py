@@ -354,6 +354,20 @@ def swarm(
 
 
 @app.command()
+def mutations() -> None:
+    """List the known-bug mutations that --mutation can switch on."""
+    from kraftwalk.mutations import MUTATIONS
+
+    table = Table(box=box.SIMPLE, show_header=True)
+    table.add_column("name", style="bold")
+    table.add_column("kind")
+    table.add_column("what it breaks")
+    for m in MUTATIONS.values():
+        table.add_row(m.name, m.kind, m.description)
+    Console().print(table)
+
+
+@app.command()
 def bench(
     voters: opts.Voters = None,
     observers: opts.Observers = None,
