@@ -120,111 +120,154 @@ def check_log_matching(w, i, n):
 
 
 @kernel
-def check_invariants(w, checks):
-    """Check every enabled invariant (``checks`` is a compile-time bitmask)."""
+def check_node(w, i, checks):
+    """Every invariant that concerns node i's own state (and the ghost it feeds).
+    Returns True if node i's HW extended the ghost committed log."""
+    v = w.scal[P_VOTERS]
+    e = w.node[EPOCH, i]
+    is_leader = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER
+    extended = False
+
+    # EpochMonotonic: the (persisted) epoch never goes down, crashes included.
+    if checks & (1 << EPOCH_MONOTONIC):
+        if e < w.node[GN_PREV_EPOCH, i]:
+            report(w, EPOCH_MONOTONIC, i, -1, e, -1)
+    w.node[GN_PREV_EPOCH, i] = e
+
+    # VoteUniqueness, from the persisted vote (the vote handler also records grants).
+    if i < v and w.node[VOTED_ID, i] >= 0:
+        prev = w.ghost[G_VOTE + i, e]
+        if prev == -1:
+            w.ghost[G_VOTE + i, e] = w.node[VOTED_ID, i]
+        elif prev != w.node[VOTED_ID, i] and checks & (1 << VOTE_UNIQUENESS):
+            report(w, VOTE_UNIQUENESS, i, w.node[VOTED_ID, i], e, -1)
+
+    if is_leader:
+        # ElectionSafety: at most one leader per epoch, over the whole history.
+        if w.ghost[G_LEADER, e] == -1:
+            w.ghost[G_LEADER, e] = i
+        elif w.ghost[G_LEADER, e] != i and checks & (1 << ELECTION_SAFETY):
+            report(w, ELECTION_SAFETY, w.ghost[G_LEADER, e], i, e, -1)
+
+        # LeaderAppendOnly: while leading one epoch (even across a crash), the log
+        # only grows: the old prefix must still be there, unchanged.
+        if w.node[GN_PREV_LEADER_EPOCH, i] == e and checks & (1 << LEADER_APPEND_ONLY):
+            pe = w.node[GN_PREV_LOG_END, i]
+            if w.node[LOG_END, i] < pe or (
+                    pe > 0 and w.hashes[LOG_HASH + i, pe - 1] != w.hashes[PREV_HASH, i]):
+                off = min(pe, w.node[LOG_END, i])
+                if w.node[DIRTY_FROM, i] < off:
+                    off = w.node[DIRTY_FROM, i]
+                report(w, LEADER_APPEND_ONLY, i, -1, e, off)
+        w.node[GN_PREV_LEADER_EPOCH, i] = e
+        w.node[GN_PREV_LOG_END, i] = w.node[LOG_END, i]
+        w.hashes[PREV_HASH, i] = prefix_hash(w, i, w.node[LOG_END, i])
+
+        check_leader_completeness(w, i, checks)
+
+        # CommitCurrentEpoch: the HW covers an entry of the leader's own epoch.
+        h = w.node[HW, i]
+        if h > 0 and h <= w.node[LOG_END, i]:
+            if checks & (1 << COMMIT_CURRENT_EPOCH) and w.log[ENTRY_EPOCH, i, h - 1] != e:
+                report(w, COMMIT_CURRENT_EPOCH, i, -1, e, h - 1)
+
+    # HighWatermarkValid: HW <= log end.
+    if w.node[HW, i] > w.node[LOG_END, i] and checks & (1 << HIGH_WATERMARK_VALID):
+        report(w, HIGH_WATERMARK_VALID, i, -1, e, w.node[HW, i])
+
+    # StateMachineSafety / ObserverConsistency: a node's log below its HW is a
+    # prefix of the committed log; a voter's HW past it extends it.
+    h = min(w.node[HW, i], w.node[LOG_END, i])
+    if h > 0:
+        c = w.scal[G_COMMIT_LEN]
+        m = min(h, c)
+        inv = STATE_MACHINE_SAFETY if i < v else OBSERVER_CONSISTENCY
+        if m > 0 and w.hashes[LOG_HASH + i, m - 1] != w.hashes[COMMIT_HASH, m - 1]:
+            if checks & (1 << inv):
+                report(w, inv, i, -1, e, first_mismatch(w, i, m))
+        elif h > c:
+            if i < v:
+                extend_committed(w, i, h)
+                extended = True
+            elif checks & (1 << OBSERVER_CONSISTENCY):
+                report(w, OBSERVER_CONSISTENCY, i, -1, e, c)
+
+    # LogMatching over the entries node i wrote in this step, then clear the mark.
+    if w.node[DIRTY_FROM, i] < w.node[LOG_END, i] and checks & (1 << LOG_MATCHING):
+        check_log_matching(w, i, w.scal[P_NODES])
+    w.node[DIRTY_FROM, i] = w.log.shape[2]
+    return extended
+
+
+@kernel
+def check_leader_completeness(w, i, checks):
+    """LeaderCompleteness for leader i: entries committed in earlier epochs are in its log."""
+    e = w.node[EPOCH, i]
+    need = w.ghost[G_REACH, e - 1] if e >= 1 else 0
+    if need > 0 and checks & (1 << LEADER_COMPLETENESS):
+        if (w.node[LOG_END, i] < need
+                or w.hashes[LOG_HASH + i, need - 1] != w.hashes[COMMIT_HASH, need - 1]):
+            off = first_mismatch(w, i, min(need, w.node[LOG_END, i]))
+            report(w, LEADER_COMPLETENESS, i, -1, e, off)
+
+
+@kernel
+def check_leaders(w, extended, checks):
+    """The invariants that relate leaders to other nodes: MajorityReachedHighWatermark
+    for every leader, HighWatermarkMonotonic for the highest-epoch one, and
+    LeaderCompleteness for every leader again when the committed log just grew."""
     n = w.scal[P_NODES]
     v = w.scal[P_VOTERS]
     majority = w.scal[P_MAJORITY]
-
-    top_leader = -1
+    top = -1
     for i in range(n):
+        if w.node[UP, i] == 0 or w.node[ROLE, i] != LEADER:
+            continue
         e = w.node[EPOCH, i]
-        is_leader = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER
-
-        # EpochMonotonic: the (persisted) epoch never goes down, crashes included.
-        if checks & (1 << EPOCH_MONOTONIC):
-            if e < w.node[GN_PREV_EPOCH, i]:
-                report(w, EPOCH_MONOTONIC, i, -1, e, -1)
-        w.node[GN_PREV_EPOCH, i] = e
-
-        # VoteUniqueness, from the persisted vote (the handler also records grants).
-        if i < v and w.node[VOTED_ID, i] >= 0:
-            prev = w.ghost[G_VOTE + i, e]
-            if prev == -1:
-                w.ghost[G_VOTE + i, e] = w.node[VOTED_ID, i]
-            elif prev != w.node[VOTED_ID, i] and checks & (1 << VOTE_UNIQUENESS):
-                report(w, VOTE_UNIQUENESS, i, w.node[VOTED_ID, i], e, -1)
-
-        if is_leader:
-            # ElectionSafety: at most one leader per epoch, over the whole history.
-            if w.ghost[G_LEADER, e] == -1:
-                w.ghost[G_LEADER, e] = i
-            elif w.ghost[G_LEADER, e] != i and checks & (1 << ELECTION_SAFETY):
-                report(w, ELECTION_SAFETY, w.ghost[G_LEADER, e], i, e, -1)
-            if top_leader == -1 or e > w.node[EPOCH, top_leader]:
-                top_leader = i
-
-            # LeaderAppendOnly: while leading one epoch (even across a crash), the log
-            # only grows: the old prefix must still be there, unchanged.
-            if w.node[GN_PREV_LEADER_EPOCH, i] == e and checks & (1 << LEADER_APPEND_ONLY):
-                pe = w.node[GN_PREV_LOG_END, i]
-                if w.node[LOG_END, i] < pe or (pe > 0 and w.hashes[LOG_HASH + i, pe - 1] != w.hashes[PREV_HASH, i]):
-                    off = min(pe, w.node[LOG_END, i])
-                    if w.node[DIRTY_FROM, i] < off:
-                        off = w.node[DIRTY_FROM, i]
-                    report(w, LEADER_APPEND_ONLY, i, -1, e, off)
-            w.node[GN_PREV_LEADER_EPOCH, i] = e
-            w.node[GN_PREV_LOG_END, i] = w.node[LOG_END, i]
-            w.hashes[PREV_HASH, i] = prefix_hash(w, i, w.node[LOG_END, i])
-
-            # LeaderCompleteness: entries committed in earlier epochs are in this log.
-            need = w.ghost[G_REACH, e - 1] if e >= 1 else 0
-            if need > 0 and checks & (1 << LEADER_COMPLETENESS):
-                if w.node[LOG_END, i] < need or w.hashes[LOG_HASH + i, need - 1] != w.hashes[COMMIT_HASH, need - 1]:
-                    off = first_mismatch(w, i, min(need, w.node[LOG_END, i]))
-                    report(w, LEADER_COMPLETENESS, i, -1, e, off)
-
-            h = w.node[HW, i]
-            if h > 0 and h <= w.node[LOG_END, i]:
-                # CommitCurrentEpoch: the HW covers an entry of the leader's own epoch.
-                if checks & (1 << COMMIT_CURRENT_EPOCH) and w.log[ENTRY_EPOCH, i, h - 1] != e:
-                    report(w, COMMIT_CURRENT_EPOCH, i, -1, e, h - 1)
-                # MajorityReachedHighWatermark: a majority of voters hold [0, HW).
-                if checks & (1 << MAJORITY_REACHED_HIGH_WATERMARK):
-                    hh = w.hashes[LOG_HASH + i, h - 1]
-                    count = 0
-                    for j in range(v):
-                        if w.node[LOG_END, j] >= h and w.hashes[LOG_HASH + j, h - 1] == hh:
-                            count += 1
-                    if count < majority:
-                        report(w, MAJORITY_REACHED_HIGH_WATERMARK, i, -1, e, h - 1)
-
-        # HighWatermarkValid: HW <= log end.
-        if w.node[HW, i] > w.node[LOG_END, i] and checks & (1 << HIGH_WATERMARK_VALID):
-            report(w, HIGH_WATERMARK_VALID, i, -1, e, w.node[HW, i])
-
-        # StateMachineSafety / ObserverConsistency: a node's log below its HW is a
-        # prefix of the committed log; a voter's HW past it extends it.
-        h = min(w.node[HW, i], w.node[LOG_END, i])
-        if h > 0:
-            c = w.scal[G_COMMIT_LEN]
-            m = min(h, c)
-            inv = STATE_MACHINE_SAFETY if i < v else OBSERVER_CONSISTENCY
-            if m > 0 and w.hashes[LOG_HASH + i, m - 1] != w.hashes[COMMIT_HASH, m - 1]:
-                if checks & (1 << inv):
-                    off = first_mismatch(w, i, m)
-                    report(w, inv, i, -1, e, off)
-            elif h > c:
-                if i < v:
-                    extend_committed(w, i, h)
-                elif checks & (1 << OBSERVER_CONSISTENCY):
-                    report(w, OBSERVER_CONSISTENCY, i, -1, e, c)
+        if top == -1 or e > w.node[EPOCH, top]:
+            top = i
+        if extended:
+            check_leader_completeness(w, i, checks)
+        h = w.node[HW, i]
+        if h > 0 and h <= w.node[LOG_END, i] and checks & (1 << MAJORITY_REACHED_HIGH_WATERMARK):
+            hh = w.hashes[LOG_HASH + i, h - 1]
+            count = 0
+            for j in range(v):
+                if w.node[LOG_END, j] >= h and w.hashes[LOG_HASH + j, h - 1] == hh:
+                    count += 1
+            if count < majority:
+                report(w, MAJORITY_REACHED_HIGH_WATERMARK, i, -1, e, h - 1)
 
     # HighWatermarkMonotonic, as Kafka's MonotonicHighWatermark: the HW of the
     # highest-epoch leader never goes down (a stale leader of a lower epoch than
     # one already seen is not compared).
-    if top_leader >= 0 and w.node[HW, top_leader] >= 0:
-        e = w.node[EPOCH, top_leader]
+    if top >= 0 and w.node[HW, top] >= 0:
+        e = w.node[EPOCH, top]
         if e >= w.scal[G_LEADER_HW_EPOCH]:
-            if w.node[HW, top_leader] < w.scal[G_LEADER_HW] and checks & (1 << HIGH_WATERMARK_MONOTONIC):
-                report(w, HIGH_WATERMARK_MONOTONIC, top_leader, -1, e, w.node[HW, top_leader])
-            w.scal[G_LEADER_HW] = w.node[HW, top_leader]
+            if w.node[HW, top] < w.scal[G_LEADER_HW] and checks & (1 << HIGH_WATERMARK_MONOTONIC):
+                report(w, HIGH_WATERMARK_MONOTONIC, top, -1, e, w.node[HW, top])
+            w.scal[G_LEADER_HW] = w.node[HW, top]
             w.scal[G_LEADER_HW_EPOCH] = e
 
-    # LogMatching over the entries written in this step, then clear the marks.
-    cap = w.log.shape[2]
-    for i in range(n):
-        if w.node[DIRTY_FROM, i] < w.node[LOG_END, i] and checks & (1 << LOG_MATCHING):
-            check_log_matching(w, i, n)
-        w.node[DIRTY_FROM, i] = cap
+
+@kernel
+def check_invariants(w, checks):
+    """Check every enabled invariant on every node (``checks`` is a compile-time mask)."""
+    extended = False
+    for i in range(w.scal[P_NODES]):
+        if check_node(w, i, checks):
+            extended = True
+    check_leaders(w, extended, checks)
+    return w.scal[V_INVARIANT] != 0
+
+
+@kernel
+def check_step(w, touched, checks):
+    """The same verdicts as ``check_invariants`` after a step that changed only node
+    ``touched`` (every action changes at most one node; -1: only the network):
+    the other nodes' own invariants cannot have changed."""
+    if touched < 0:
+        return w.scal[V_INVARIANT] != 0
+    extended = check_node(w, touched, checks)
+    check_leaders(w, extended, checks)
     return w.scal[V_INVARIANT] != 0

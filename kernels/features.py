@@ -8,6 +8,9 @@ Bits 0-15 are the invariant checks (ids in ``checkers``).
 """
 PRE_VOTE = 1 << 16
 TRACE = 1 << 17
+# Check every node after every step and recompute every enabled-action mask, instead
+# of only the node the step changed: slower, and the reference the fast path must equal.
+FULL_CHECKS = 1 << 18
 
 # Known-bug mutations (protocol-notes.md, "Known bugs a checker must be able to find").
 MUT_COMMIT_OLD_EPOCH = 1 << 24      # HW advances over an earlier epoch's entry (Raft Figure 8)

@@ -35,6 +35,7 @@ from .replication import (
     send_fetch_request,
 )
 from .quorum_state import popcount, vote_rejected
+from .features import FULL_CHECKS
 from .rng import rand_below, rand_unit
 
 FAM_TIMEOUT = 0        # an election / fetch timer expires
@@ -122,37 +123,68 @@ def send_enabled(w, a, b):
 
 
 @kernel
+def node_masks(w, masks, i, features):
+    """Set node i's bit in the mask of every node family it may act in now."""
+    bit = 1 << i
+    if w.node[UP, i] == 0:
+        masks[FAM_RESTART] |= bit
+        return
+    masks[FAM_CRASH] |= bit
+    if election_timeout_enabled(w, i):
+        masks[FAM_TIMEOUT] |= bit
+    if request_targets(w, i) != 0:
+        masks[FAM_SEND] |= bit
+    if flush_enabled(w, i):
+        masks[FAM_FLUSH] |= bit
+    if w.node[ROLE, i] == LEADER:
+        masks[FAM_RESIGN] |= bit
+        if w.node[LOG_END, i] < w.log.shape[2]:
+            masks[FAM_CLIENT_APPEND] |= bit
+        if check_quorum_enabled(w, i, features):
+            masks[FAM_CHECK_QUORUM] |= bit
+
+
+@kernel
+def network_masks(w, masks):
+    nm = w.scal[N_MSGS]
+    masks[FAM_DELIVER] = 1 if nm > 0 else 0
+    masks[FAM_LOSE] = masks[FAM_DELIVER]
+    masks[FAM_DUPLICATE] = 1 if 0 < nm < capacity(w) else 0
+    masks[FAM_PARTITION] = 1
+
+
+@kernel
 def enabled_masks(w, masks, features):
-    """One pass over the nodes: for each node family, the bitmask of nodes it may act on."""
-    n = w.scal[P_NODES]
-    cap = w.log.shape[2]
+    """For each action family, the bitmask of nodes it may act on now (network
+    families: 1 if enabled)."""
     for f in range(N_FAMILIES):
         masks[f] = 0
-    for i in range(n):
-        bit = 1 << i
-        if w.node[UP, i] == 0:
-            masks[FAM_RESTART] |= bit
-            continue
-        masks[FAM_CRASH] |= bit
-        if election_timeout_enabled(w, i):
-            masks[FAM_TIMEOUT] |= bit
-        if request_targets(w, i) != 0:
-            masks[FAM_SEND] |= bit
-        if flush_enabled(w, i):
-            masks[FAM_FLUSH] |= bit
-        if w.node[ROLE, i] == LEADER:
-            masks[FAM_RESIGN] |= bit
-            if w.node[LOG_END, i] < cap:
-                masks[FAM_CLIENT_APPEND] |= bit
-            if check_quorum_enabled(w, i, features):
-                masks[FAM_CHECK_QUORUM] |= bit
-    nm = w.scal[N_MSGS]
-    if nm > 0:
-        masks[FAM_DELIVER] = 1
-        masks[FAM_LOSE] = 1
-        if nm < capacity(w):
-            masks[FAM_DUPLICATE] = 1
-    masks[FAM_PARTITION] = 1
+    for i in range(w.scal[P_NODES]):
+        node_masks(w, masks, i, features)
+    network_masks(w, masks)
+
+
+@kernel
+def update_masks(w, masks, touched, features):
+    """Bring the masks up to date after a step that changed only node ``touched``
+    (its own fields are all a node family's enabledness depends on)."""
+    if touched >= 0:
+        keep = ~(1 << touched)
+        for f in range(N_FAMILIES):
+            masks[f] &= keep
+        node_masks(w, masks, touched, features)
+    network_masks(w, masks)
+
+
+@kernel
+def touched_node(w, f, a):
+    """The one node action (f, a, .) may change: a delivered message's receiver, the
+    node a node action names, or -1 for actions on the network alone."""
+    if f == FAM_DELIVER:
+        return w.msgs[a, F_DST]
+    if f == FAM_PARTITION or f == FAM_LOSE or f == FAM_DUPLICATE:
+        return -1
+    return a
 
 
 @kernel
@@ -302,14 +334,18 @@ def draw_action(w, masks, act):
 
 @kernel
 def step(w, act, masks, features):
-    """Apply one enabled action. Draws that change nothing (a partition that is
-    already in place) are counted as disabled attempts, not steps. Returns False
-    when no action is enabled at all."""
+    """Apply one enabled action; act = (f, a, b, touched node). ``masks`` must be up to
+    date on entry and is kept so. Draws that change nothing (a partition already in
+    place) count as disabled attempts, not steps. False when nothing is enabled."""
     for _ in range(MAX_ATTEMPTS):
-        enabled_masks(w, masks, features)
+        if features & FULL_CHECKS:
+            enabled_masks(w, masks, features)
         if not draw_action(w, masks, act):
             return False
+        t = touched_node(w, act[0], act[1])
         if do_action(w, act[0], act[1], act[2], features):
+            act[3] = t
+            update_masks(w, masks, t, features)
             return True
         w.scal[S_DISABLED] += 1
     return False

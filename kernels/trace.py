@@ -9,13 +9,16 @@ against the reference model are built on.
 import numpy as np
 from numba import literally
 
-from .checkers import check_invariants
+from .checkers import check_invariants, check_step
+from .features import FULL_CHECKS
 from .jit import kernel
 from .layout import (
     BOUND_NONE, BOUND_STUCK, P_DEPTH, S_BOUND_HIT, S_STEPS, S_WIDTH, STATS_BASE, V_INVARIANT,
     V_WIDTH, VIOL_BASE, WEIGHT, alloc_walk,
 )
-from .scheduler import N_FAMILIES, apply_action, step
+from .scheduler import (
+    N_FAMILIES, action_enabled, apply_action, enabled_masks, step, touched_node,
+)
 from .walk import reset_walk
 
 
@@ -24,6 +27,7 @@ def _record(w, master_seed, walk_index, base_weights, swarm, act, masks, trace, 
     literally(features)
     reset_walk(w, master_seed, walk_index, base_weights, swarm)
     depth = w.scal[P_DEPTH]
+    enabled_masks(w, masks, features)
     n = 0
     while w.scal[S_STEPS] < depth:
         if not step(w, act, masks, features):
@@ -34,7 +38,10 @@ def _record(w, master_seed, walk_index, base_weights, swarm, act, masks, trace, 
         trace[n, 2] = act[2]
         n += 1
         w.scal[S_STEPS] += 1
-        if check_invariants(w, features):
+        if features & FULL_CHECKS:
+            if check_invariants(w, features):
+                break
+        elif check_step(w, act[3], features):
             break
         if w.scal[S_BOUND_HIT] != BOUND_NONE:
             break
@@ -49,7 +56,7 @@ def record_walk(master_seed, walk_index, params, base_weights, swarm, features):
     trace = np.zeros((int(params[P_DEPTH]), 3), dtype=np.int64)
     n = _record(w, np.uint64(master_seed), np.int64(walk_index),
                 np.asarray(base_weights, dtype=np.float64), bool(swarm),
-                np.zeros(3, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64), trace,
+                np.zeros(4, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64), trace,
                 int(features))
     stats = w.scal[STATS_BASE:STATS_BASE + S_WIDTH].copy()
     viol = w.scal[VIOL_BASE:VIOL_BASE + V_WIDTH].copy()
@@ -59,10 +66,14 @@ def record_walk(master_seed, walk_index, params, base_weights, swarm, features):
 @kernel
 def _apply_and_check(w, f, a, b, features):
     literally(features)
+    t = touched_node(w, f, a) if action_enabled(w, f, a, b, features) else -1
     if not apply_action(w, f, a, b, features):
         return -1
     w.scal[S_STEPS] += 1
-    check_invariants(w, features)
+    if features & FULL_CHECKS:
+        check_invariants(w, features)
+    else:
+        check_step(w, t, features)
     return w.scal[V_INVARIANT]
 
 

@@ -10,7 +10,8 @@ from numba import literally
 
 from .jit import kernel
 
-from .checkers import check_invariants
+from .checkers import check_invariants, check_step
+from .features import FULL_CHECKS
 from .layout import (
     BOUND_NONE, BOUND_STUCK, DIRTY_FROM, G_LEADER_HW, G_LEADER_HW_EPOCH, G_REACH,
     GN_PREV_LEADER_EPOCH, HW, LEADER_ID, LINKS, P_DEPTH, P_NODES, P_WIDTH, PREV_HASH,
@@ -18,7 +19,7 @@ from .layout import (
     V_WIDTH, VIOL_BASE, VOTED_ID, WEIGHT, alloc_walk,
 )
 from .rng import walk_stream_seed
-from .scheduler import N_FAMILIES, draw_weights, step
+from .scheduler import N_FAMILIES, draw_weights, enabled_masks, step
 
 @kernel
 def reset_walk(w, master_seed, walk_index, base_weights, swarm):
@@ -54,12 +55,16 @@ def reset_walk(w, master_seed, walk_index, base_weights, swarm):
 def run_walk(w, act, masks, features):
     """Step the walk until its depth, a violation, or a bound. Returns True on a violation."""
     depth = w.scal[P_DEPTH]
+    enabled_masks(w, masks, features)
     while w.scal[S_STEPS] < depth:
         if not step(w, act, masks, features):
             w.scal[S_BOUND_HIT] = BOUND_STUCK
             return False
         w.scal[S_STEPS] += 1
-        if check_invariants(w, features):
+        if features & FULL_CHECKS:
+            if check_invariants(w, features):
+                return True
+        elif check_step(w, act[3], features):
             return True
         if w.scal[S_BOUND_HIT] != BOUND_NONE:
             return False
@@ -90,5 +95,5 @@ def run_chunk(master_seed, first, count, params, base_weights, swarm, features):
     out_weights = np.zeros((count, N_FAMILIES), dtype=np.float64)
     _run_walks(w, np.uint64(master_seed), np.int64(first), np.int64(count),
                np.asarray(base_weights, dtype=np.float64), bool(swarm),
-               np.zeros(3, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64), out_stats, out_viol, out_weights, int(features))
+               np.zeros(4, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64), out_stats, out_viol, out_weights, int(features))
     return out_stats, out_viol, out_weights
