@@ -54,9 +54,9 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
     """All benchmark figures for the cluster described by ``base``."""
     from kraftwalk.kernels.layout import alloc_walk, state_bytes
     from kraftwalk.kernels.profile import phase_costs
-    from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS, N_FAMILIES
+    from kraftwalk.kernels.scheduler import N_FAMILIES
     from kraftwalk.kernels.trace import new_walk
-    from kraftwalk.runner import features_for, params_for
+    from kraftwalk.runner import base_weights, features_for, params_for
 
     common = {k: getattr(base, k) for k in (
         "voters", "observers", "depth", "seed", "weights", "pre_vote", "mutation",
@@ -99,9 +99,9 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
             "seconds": round(res["seconds"], 1)})
 
     log("cost of each phase of a step ...")
-    w = new_walk(params, base_weights=DEFAULT_WEIGHTS)
-    out["phase_ns"] = {k: round(v, 1) for k, v in
-                       phase_costs(w, DEFAULT_WEIGHTS, features_for(base)).items()}
+    bw = base_weights(base.weights)
+    w = new_walk(params, base_weights=bw)
+    out["phase_ns"] = {k: round(v, 1) for k, v in phase_costs(w, bw, features_for(base)).items()}
     return out
 
 

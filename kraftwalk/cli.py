@@ -354,6 +354,61 @@ def swarm(
 
 
 @app.command()
+def hunt(
+    mutation: Annotated[Optional[list[str]], typer.Option(
+        "--mutation", help="Mutation to hunt; repeat for several; `none` hunts the correct "
+        "model (it must find nothing).", metavar="NAME")] = None,
+    all_: Annotated[bool, typer.Option(
+        "--all", help="Hunt every safety mutation.")] = False,
+    seeds: Annotated[int, typer.Option(
+        "--seeds", min=1, max=1000, help="Master seeds per hunt: 0, 1, ..., N-1.")] = 5,
+    budget: Annotated[float, typer.Option(
+        "--budget", min=0.1, help="Seconds per hunt before giving up.")] = 600.0,
+    weights: Annotated[Optional[list[str]], typer.Option(
+        "--weights", help="Weights mode: swarm, fixed or uniform; repeat to compare "
+        "(default: swarm).", metavar="MODE")] = None,
+    voters: opts.Voters = None,
+    observers: opts.Observers = None,
+    depth: opts.Depth = None,
+    workers: opts.Workers = None,
+    config: opts.Config = None,
+    pre_vote: opts.PreVote = None,
+    disable_check: opts.DisableCheck = None,
+    report: Annotated[Optional[Path], typer.Option(
+        "--report", help="Folder for hunt.parquet and hunt.md (default: results/).")] = None,
+    name: Annotated[str, typer.Option(
+        "--name", help="File name stem of the report.")] = "hunt",
+) -> None:
+    """Run the swarm until the first violation, per mutation and seed; report the
+    walks, steps and seconds it took (median and range) and the invariant that caught it."""
+    from kraftwalk.mutations import MUTATIONS
+
+    names = list(mutation or [])
+    if all_:
+        names += [m.name for m in MUTATIONS.values() if m.kind == "safety"]
+    if not names:
+        fail("give --mutation NAME (repeatable) or --all")
+    names = list(dict.fromkeys(names))
+    modes = list(dict.fromkeys(weights or ["swarm"]))
+    base = make_config(config, voters=voters, observers=observers, depth=depth,
+                       workers=workers, pre_vote=pre_vote,
+                       disabled_checks=disable_check or None)
+    for m in names:  # validate every name before anything runs
+        make_config(None, mutation=m)
+    for mode in modes:
+        make_config(None, weights=mode)
+    from kraftwalk.hunt import hunt as run_hunt, render_markdown, summarize, write_results
+
+    err = Console(stderr=True)
+    rows = run_hunt(base, names, modes, list(range(seeds)), budget,
+                    log=lambda msg: err.print(escape(msg)))
+    summary = summarize(rows)
+    files = write_results(rows, summary, budget, report or Path("results"), name)
+    Console().print(render_markdown(summary, budget))
+    Console().print("written: " + ", ".join(str(f) for f in files))
+
+
+@app.command()
 def mutations() -> None:
     """List the known-bug mutations that --mutation can switch on."""
     from kraftwalk.mutations import MUTATIONS

@@ -42,7 +42,7 @@ INVARIANTS: tuple[str, ...] = (
     "ObserverConsistency",
 )
 
-WEIGHTS: tuple[str, ...] = ("swarm", "fixed")
+WEIGHTS: tuple[str, ...] = ("swarm", "fixed", "uniform")
 WALK_STATS: tuple[str, ...] = ("rows", "histogram")
 
 DEFAULT_DURATION = 60.0  # seconds, used when neither walks nor duration is set

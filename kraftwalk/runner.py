@@ -47,13 +47,21 @@ def params_for(cfg: RunConfig) -> np.ndarray:
                        cfg.max_epoch, cfg.max_records, cfg.depth)
 
 
-def run_walks(seed: int, first: int, count: int, params: np.ndarray, swarm: bool,
+def base_weights(mode: str) -> np.ndarray:
+    """Family weights of a weights mode: the tuned defaults (the centre of the swarm's
+    draws, and the ``fixed`` mode) or all equal (``uniform``)."""
+    from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS
+
+    return np.ones_like(DEFAULT_WEIGHTS) if mode == "uniform" else DEFAULT_WEIGHTS
+
+
+def run_walks(seed: int, first: int, count: int, params: np.ndarray, mode: str,
               features: int):
     """One task: walks [first, first + count). Runs in a worker process."""
-    from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS
     from kraftwalk.kernels.walk import run_chunk
 
-    stats, viol, weights = run_chunk(seed, first, count, params, DEFAULT_WEIGHTS, swarm, features)
+    stats, viol, weights = run_chunk(seed, first, count, params, base_weights(mode),
+                                     mode == "swarm", features)
     return first, stats, viol, weights
 
 
@@ -172,32 +180,45 @@ def versions() -> dict:
             "platform": platform.platform(), "machine": platform.machine()}
 
 
-def warm_up(params: np.ndarray, swarm: bool, features: int) -> float:
+def warm_up(params: np.ndarray, mode: str, features: int) -> float:
     """Compile (or load from the cache) the kernels for this feature mask; seconds taken."""
     t = time.perf_counter()
-    run_walks(0, 0, 1, params, swarm, features)
+    run_walks(0, 0, 1, params, mode, features)
     return time.perf_counter() - t
+
+
+def stream_chunks(cfg: RunConfig, params: np.ndarray, features: int,
+                  deadline: float | None) -> Iterator[tuple]:
+    """(first, stats, viol, weights) for each chunk of walks, in walk order, computed on
+    cfg.effective_workers processes. Stops after cfg.walks walks, or at ``deadline``
+    (time.monotonic()) when cfg.walks is None. Closing the generator stops the workers."""
+    from joblib import Parallel, delayed
+
+    workers = cfg.effective_workers
+    chunks = _chunks(cfg, deadline)
+    if workers == 1:
+        for first, count in chunks:
+            yield run_walks(cfg.seed, first, count, params, cfg.weights, features)
+        return
+    tasks = (delayed(run_walks)(cfg.seed, first, count, params, cfg.weights, features)
+             for first, count in chunks)
+    yield from Parallel(n_jobs=workers, return_as="generator", pre_dispatch="2*n_jobs")(tasks)
 
 
 def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
     """Run the swarm described by ``cfg``; write the run folder; return a summary."""
-    from joblib import Parallel, delayed
-
     cfg = cfg.with_out()
     run_id = cfg.run_id
     out = _prepare_out(cfg)
     write_text_atomic(out / "config.toml", cfg.to_toml())
     params = params_for(cfg)
     features = features_for(cfg)
-    swarm = cfg.weights == "swarm"
     workers = cfg.effective_workers
     inv_names, _, bound_names, _ = _names()
 
-    jit_seconds = warm_up(params, swarm, features)
+    jit_seconds = warm_up(params, cfg.weights, features)
     started = time.monotonic()
     deadline = None if cfg.walks is not None else started + cfg.effective_duration
-    tasks = (delayed(run_walks)(cfg.seed, first, count, params, swarm, features)
-             for first, count in _chunks(cfg, deadline))
 
     walks = steps = disabled = 0
     by_invariant: Counter = Counter()
@@ -213,12 +234,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
                 (ParquetStream(walks_path, walks_table(0, np.zeros((0, 18), np.int64),
                                                        np.zeros((0, 6), np.int64)).schema,
                                metadata=meta) if hist is None else _Null()) as wout:
-            if workers == 1:
-                results = (t[0](*t[1], **t[2]) for t in tasks)
-            else:
-                results = Parallel(n_jobs=workers, return_as="generator",
-                                   pre_dispatch="2*n_jobs")(tasks)
-            for first, stats, viol, weights in results:
+            for first, stats, viol, weights in stream_chunks(cfg, params, features, deadline):
                 walks += len(stats)
                 steps += int(stats[:, 0].sum())
                 disabled += int(stats[:, 1].sum())

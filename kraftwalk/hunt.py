@@ -1,0 +1,133 @@
+"""``kraftwalk hunt``: how fast does the swarm find each known bug?
+
+For each mutation, weights mode and master seed, run walks 0, 1, 2, ... until
+the first violation (or the time budget) and record the walks, steps and wall
+seconds it took and which invariant caught it. Walks and steps to the first
+violation are deterministic (the lowest violating walk index); seconds are this
+machine's, JIT excluded, and rounded up to the end of the chunk that found it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+import warnings
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from kraftwalk.config import RunConfig
+from kraftwalk.runner import features_for, params_for, run_walks, stream_chunks, warm_up
+
+HUNT_CHUNK = 256  # walks per task: small, so the time to a find is measured finely
+
+
+def hunt_one(cfg: RunConfig, budget: float) -> dict:
+    """Hunt with one config (its seed and mutation) for at most ``budget`` seconds."""
+    from kraftwalk.kernels.checkers import INVARIANT_NAMES
+
+    cfg = dataclasses.replace(cfg, walks=None, duration=budget,
+                              chunk_walks=min(cfg.chunk_walks, HUNT_CHUNK))
+    params = params_for(cfg)
+    features = features_for(cfg)
+    warm_up(params, cfg.weights, features)
+    workers = cfg.effective_workers
+    if workers > 1:  # start the (reused) worker pool and load the kernels in each worker
+        from joblib import Parallel, delayed
+
+        Parallel(n_jobs=workers)(delayed(run_walks)(cfg.seed, 0, 1, params, cfg.weights, features)
+                                 for _ in range(workers))
+    start = time.monotonic()
+    walks = steps = 0
+    row = {"mutation": cfg.mutation, "weights": cfg.weights, "seed": cfg.seed, "found": False,
+           "invariant": None, "walk": None, "walks": 0, "steps": 0, "seconds": budget}
+    chunks = stream_chunks(cfg, params, features, start + budget)
+    warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")
+    try:
+        for first, stats, viol, _ in chunks:
+            bad = np.nonzero(viol[:, 0])[0]
+            if len(bad):
+                r = int(bad[0])
+                row.update(found=True, invariant=INVARIANT_NAMES[viol[r, 0] - 1],
+                           walk=first + r, walks=walks + r + 1,
+                           steps=steps + int(stats[:r, 0].sum()) + int(viol[r, 1]),
+                           seconds=time.monotonic() - start)
+                return row
+            walks += len(stats)
+            steps += int(stats[:, 0].sum())
+    finally:
+        chunks.close()
+    row.update(walks=walks, steps=steps, seconds=time.monotonic() - start)
+    return row
+
+
+def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds: list[int],
+         budget: float, log: Callable[[str], None] = print) -> list[dict]:
+    rows = []
+    for m in mutations:
+        for mode in weights_modes:
+            for s in seeds:
+                cfg = dataclasses.replace(base, mutation=m, weights=mode, seed=s)
+                row = hunt_one(cfg, budget)
+                rows.append(row)
+                what = (f"{row['invariant']} after {row['walks']:,} walks, {row['steps']:,} steps, "
+                        f"{row['seconds']:.2f} s" if row["found"] else
+                        f"nothing in {row['steps']:,} steps, {row['seconds']:.0f} s")
+                log(f"{m} / {mode} / seed {s}: {what}")
+    return rows
+
+
+def summarize(rows: list[dict]) -> list[dict]:
+    """Median and range per (mutation, weights) over the seeds."""
+    out = []
+    keys = dict.fromkeys((r["mutation"], r["weights"]) for r in rows)
+    for m, mode in keys:
+        rs = [r for r in rows if r["mutation"] == m and r["weights"] == mode]
+        found = [r for r in rs if r["found"]]
+        secs = [r["seconds"] for r in found]
+        out.append({
+            "mutation": m, "weights": mode, "seeds": len(rs), "found": len(found),
+            "invariants": ", ".join(sorted({r["invariant"] for r in found})) or "-",
+            "median_seconds": statistics.median(secs) if secs else None,
+            "min_seconds": min(secs) if secs else None,
+            "max_seconds": max(secs) if secs else None,
+            "median_walks": statistics.median([r["walks"] for r in found]) if found else None,
+            "median_steps": statistics.median([r["steps"] for r in found]) if found else None,
+            "steps_checked": sum(r["steps"] for r in rs),
+        })
+    return out
+
+
+def render_markdown(summary: list[dict], budget: float) -> str:
+    def f(x, fmt):
+        return "-" if x is None else format(x, fmt)
+
+    lines = ["| mutation | weights | found | caught by | median s | range s | median walks | "
+             "median steps | steps checked |", "|---|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        lines.append(
+            f"| {s['mutation']} | {s['weights']} | {s['found']}/{s['seeds']} | {s['invariants']} | "
+            f"{f(s['median_seconds'], '.2f')} | {f(s['min_seconds'], '.2f')}-{f(s['max_seconds'], '.2f')} | "
+            f"{f(s['median_walks'], ',.0f')} | {f(s['median_steps'], ',.0f')} | "
+            f"{s['steps_checked']:,} |")
+    lines.append(f"\nBudget {budget:g} s per hunt; seconds exclude JIT.")
+    return "\n".join(lines) + "\n"
+
+
+def write_results(rows: list[dict], summary: list[dict], budget: float, folder: Path,
+                  name: str = "hunt") -> list[Path]:
+    from kraftwalk.output import ParquetStream, write_text_atomic
+
+    folder.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(rows, schema=pa.schema([
+        ("mutation", pa.string()), ("weights", pa.string()), ("seed", pa.int64()),
+        ("found", pa.bool_()), ("invariant", pa.string()), ("walk", pa.int64()),
+        ("walks", pa.int64()), ("steps", pa.int64()), ("seconds", pa.float64())]))
+    pq = folder / f"{name}.parquet"
+    with ParquetStream(pq, table.schema) as out:
+        out.write(table)
+    md = folder / f"{name}.md"
+    write_text_atomic(md, render_markdown(summary, budget))
+    return [pq, md]
