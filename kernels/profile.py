@@ -7,7 +7,7 @@ import numpy as np
 from numba import literally
 
 from .checkers import check_step
-from .jit import kernel
+from .jit import call_with_features, kernel
 from .scheduler import N_FAMILIES, draw_action, enabled_masks, step
 from .walk import reset_walk
 
@@ -21,7 +21,7 @@ def _phase(w, base, act, masks, phase, n, features):
             enabled_masks(w, masks, features)
             acc += masks[0]
         elif phase == 1:
-            draw_action(w, masks, act)
+            draw_action(w, masks, act, features)
             acc += act[0]
         elif phase == 2:
             acc += check_step(w, act[3], features)
@@ -44,11 +44,11 @@ def phase_costs(walk, base_weights, features, n=1_000_000):
     act = np.zeros(4, dtype=np.int64)
     masks = np.zeros(N_FAMILIES, dtype=np.int64)
     bw = np.asarray(base_weights, dtype=np.float64)
-    _phase(walk, bw, act, masks, 3, 250, features)  # a state part-way into a walk
+    call_with_features(_phase, walk, bw, act, masks, 3, 250, features)  # a state part-way into a walk
     out = {}
     for p, name in enumerate(PHASES):
-        _phase(walk, bw, act, masks, p, 10, features)
+        call_with_features(_phase, walk, bw, act, masks, p, 10, features)
         t = time.perf_counter()
-        _phase(walk, bw, act, masks, p, n, features)
+        call_with_features(_phase, walk, bw, act, masks, p, n, features)
         out[name] = (time.perf_counter() - t) / n * 1e9
     return out

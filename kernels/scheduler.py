@@ -19,9 +19,9 @@ from .faults import change_partition, crash_node, duplicate, lose_message, resta
 from .layout import (
     ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, CUM_WEIGHT,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
-    FOLLOWER, F_DST, F_SRC, F_TYPE, GRANTED, LEADER, LEADER_ID, LOG_END, N_MSGS, PROSPECTIVE,
-    P_NODES, P_VOTERS, REJECTED, RESIGNED, ROLE, S_DISABLED, S_MSGS_LOST, UNATTACHED, UP,
-    VOTE_REQUEST, VOTE_RESPONSE, WEIGHT,
+    FOLLOWER, F_CORR, F_DST, F_EPOCH, F_SRC, F_TYPE, GRANTED, LEADER, LEADER_ID, LOG_END,
+    MSG_WIDTH, N_MSGS, PROSPECTIVE, P_NODES, P_VOTERS, REJECTED, RESIGNED, ROLE, S_DISABLED,
+    S_MSGS_LOST, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE, WEIGHT,
 )
 from .network import capacity, link_up, take_message
 from .quorum_epoch import (
@@ -35,8 +35,8 @@ from .replication import (
     send_fetch_request,
 )
 from .quorum_state import popcount, vote_rejected
-from .features import FULL_CHECKS
-from .rng import rand_below, rand_unit
+from .features import FULL_CHECKS, TRACE
+from .rng import mix64, rand_below, rand_unit
 
 FAM_TIMEOUT = 0        # an election / fetch timer expires
 FAM_DELIVER = 1        # deliver one in-flight message
@@ -177,6 +177,32 @@ def update_masks(w, masks, touched, features):
 
 
 @kernel
+def message_fingerprint(w, k):
+    """A content key of in-flight message k (type, ends, epoch and first payload
+    fields; not its slot or correlation id), so a recorded delivery still names the
+    same message when a shrunk trace leaves out earlier actions."""
+    m = w.msgs[k]
+    h = np.uint64(m[F_TYPE]) | (np.uint64(m[F_SRC]) << np.uint64(4)) | (
+        np.uint64(m[F_DST]) << np.uint64(8)) | (np.uint64(np.uint32(m[F_EPOCH])) << np.uint64(12))
+    for f in range(F_CORR + 1, MSG_WIDTH):
+        h = mix64(h ^ np.uint64(np.uint32(m[f])))
+    return np.int64(h >> np.uint64(2))
+
+
+@kernel
+def resolve_message(w, a, b):
+    """The slot of the message with fingerprint b: slot a if it matches, else the first
+    match; -1 if no in-flight message has it."""
+    n = w.scal[N_MSGS]
+    if 0 <= a < n and message_fingerprint(w, a) == b:
+        return a
+    for k in range(n):
+        if message_fingerprint(w, k) == b:
+            return k
+    return -1
+
+
+@kernel
 def touched_node(w, f, a):
     """The one node action (f, a, .) may change: a delivered message's receiver, the
     node a node action names, or -1 for actions on the network alone."""
@@ -233,9 +259,10 @@ def action_enabled(w, f, a, b, features):
     """Whether action (f, a, b) may be applied now (used when replaying actions)."""
     n = w.scal[P_NODES]
     if f == FAM_DELIVER or f == FAM_LOSE:
-        return 0 <= a < w.scal[N_MSGS]
+        return 0 <= a < w.scal[N_MSGS] and message_fingerprint(w, a) == b
     if f == FAM_DUPLICATE:
-        return 0 <= a < w.scal[N_MSGS] and w.scal[N_MSGS] < capacity(w)
+        return (0 <= a < w.scal[N_MSGS] and w.scal[N_MSGS] < capacity(w)
+                and message_fingerprint(w, a) == b)
     if f == FAM_PARTITION:
         return 0 <= a < 4
     if a < 0 or a >= n:
@@ -291,14 +318,21 @@ def do_action(w, f, a, b, features):
 
 @kernel
 def apply_action(w, f, a, b, features):
-    """Apply action (f, a, b). Returns False, changing nothing, if it is not enabled."""
+    """Apply a recorded action (f, a, b); a message action finds its message by the
+    fingerprint b. Returns the node it touched (-1: the network only), or -2, having
+    changed nothing, if the action is not enabled."""
+    if f == FAM_DELIVER or f == FAM_LOSE or f == FAM_DUPLICATE:
+        a = resolve_message(w, a, b)
     if not action_enabled(w, f, a, b, features):
-        return False
-    return do_action(w, f, a, b, features)
+        return -2
+    t = touched_node(w, f, a)
+    if not do_action(w, f, a, b, features):
+        return -2
+    return t
 
 
 @kernel
-def draw_action(w, masks, act):
+def draw_action(w, masks, act, features):
     """Draw an enabled action: a family by weight among the enabled families, then a
     node uniformly among that family's enabled nodes, then the remaining parameter.
     Fills act = (f, a, b); False when no family is enabled."""
@@ -317,6 +351,8 @@ def draw_action(w, masks, act):
     b = 0
     if f == FAM_DELIVER or f == FAM_LOSE or f == FAM_DUPLICATE:
         a = rand_below(w.scal, w.scal[N_MSGS])
+        if features & TRACE:
+            b = message_fingerprint(w, a)
     elif f == FAM_PARTITION:
         a = rand_below(w.scal, 4)
         b = rand_below(w.scal, 1 << 30)
@@ -340,7 +376,7 @@ def step(w, act, masks, features):
     for _ in range(MAX_ATTEMPTS):
         if features & FULL_CHECKS:
             enabled_masks(w, masks, features)
-        if not draw_action(w, masks, act):
+        if not draw_action(w, masks, act, features):
             return False
         t = touched_node(w, act[0], act[1])
         if do_action(w, act[0], act[1], act[2], features):

@@ -10,14 +10,14 @@ import numpy as np
 from numba import literally
 
 from .checkers import check_invariants, check_step
-from .features import FULL_CHECKS
-from .jit import kernel
+from .features import FULL_CHECKS, TRACE
+from .jit import call_with_features, kernel
 from .layout import (
     BOUND_NONE, BOUND_STUCK, P_DEPTH, S_BOUND_HIT, S_STEPS, S_WIDTH, STATS_BASE, V_INVARIANT,
     V_WIDTH, VIOL_BASE, WEIGHT, alloc_walk,
 )
 from .scheduler import (
-    N_FAMILIES, action_enabled, apply_action, enabled_masks, step, touched_node,
+    N_FAMILIES, apply_action, enabled_masks, step,
 )
 from .walk import reset_walk
 
@@ -54,10 +54,10 @@ def record_walk(master_seed, walk_index, params, base_weights, swarm, features):
     ``walk`` holds the final state. The walk is the same one ``run_chunk`` runs."""
     w = alloc_walk(params, N_FAMILIES)
     trace = np.zeros((int(params[P_DEPTH]), 3), dtype=np.int64)
-    n = _record(w, np.uint64(master_seed), np.int64(walk_index),
+    n = call_with_features(_record, w, np.uint64(master_seed), np.int64(walk_index),
                 np.asarray(base_weights, dtype=np.float64), bool(swarm),
                 np.zeros(4, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64), trace,
-                int(features))
+                int(features) | TRACE)
     stats = w.scal[STATS_BASE:STATS_BASE + S_WIDTH].copy()
     viol = w.scal[VIOL_BASE:VIOL_BASE + V_WIDTH].copy()
     return trace[:n].copy(), stats, viol, w.weights[WEIGHT].copy(), w
@@ -66,8 +66,8 @@ def record_walk(master_seed, walk_index, params, base_weights, swarm, features):
 @kernel
 def _apply_and_check(w, f, a, b, features):
     literally(features)
-    t = touched_node(w, f, a) if action_enabled(w, f, a, b, features) else -1
-    if not apply_action(w, f, a, b, features):
+    t = apply_action(w, f, a, b, features)
+    if t == -2:
         return -1
     w.scal[S_STEPS] += 1
     if features & FULL_CHECKS:
@@ -98,4 +98,38 @@ def apply_and_check(w, action, features):
     Returns -1 if the action was not enabled (nothing changed), else the id + 1
     of the first violated invariant so far (0 = none)."""
     f, a, b = (int(x) for x in action)
-    return int(_apply_and_check(w, np.int64(f), np.int64(a), np.int64(b), int(features)))
+    return int(call_with_features(_apply_and_check, w, np.int64(f), np.int64(a), np.int64(b), int(features)))
+
+
+@kernel
+def _replay(w, actions, keep, out, features):
+    literally(features)
+    for k in range(actions.shape[0]):
+        if not keep[k]:
+            continue
+        t = apply_action(w, actions[k, 0], actions[k, 1], actions[k, 2], features)
+        if t == -2:
+            continue  # not enabled here (an earlier action was left out): skipped
+        w.scal[S_STEPS] += 1
+        if features & FULL_CHECKS:
+            check_invariants(w, features)
+        else:
+            check_step(w, t, features)
+        if w.scal[V_INVARIANT] != 0:
+            out[0] = w.scal[V_INVARIANT]
+            out[1] = k
+            return
+    out[0] = 0
+    out[1] = actions.shape[0]
+
+
+def replay_actions(params, actions, features, keep=None):
+    """Replay recorded actions on a fresh walk, skipping those not enabled (and those
+    with keep[k] False). Returns (invariant id + 1 or 0, index of the action that
+    violated it, the walk)."""
+    w = new_walk(params)
+    actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1, 3)
+    keep = np.ones(len(actions), dtype=np.bool_) if keep is None else np.asarray(keep, np.bool_)
+    out = np.zeros(2, dtype=np.int64)
+    call_with_features(_replay, w, actions, keep, out, int(features))
+    return int(out[0]), int(out[1]), w

@@ -8,7 +8,7 @@ process or machine runs it.
 import numpy as np
 from numba import literally
 
-from .jit import kernel
+from .jit import call_with_features, kernel
 
 from .checkers import check_invariants, check_step
 from .features import FULL_CHECKS
@@ -93,7 +93,7 @@ def run_chunk(master_seed, first, count, params, base_weights, swarm, features):
     out_stats = np.zeros((count, S_WIDTH), dtype=np.int64)
     out_viol = np.zeros((count, V_WIDTH), dtype=np.int64)
     out_weights = np.zeros((count, N_FAMILIES), dtype=np.float64)
-    _run_walks(w, np.uint64(master_seed), np.int64(first), np.int64(count),
+    call_with_features(_run_walks, w, np.uint64(master_seed), np.int64(first), np.int64(count),
                np.asarray(base_weights, dtype=np.float64), bool(swarm),
                np.zeros(4, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64), out_stats, out_viol, out_weights, int(features))
     return out_stats, out_viol, out_weights
