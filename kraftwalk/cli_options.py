@@ -143,11 +143,12 @@ Weights = Annotated[
     Optional[str],
     _option(
         "weights",
-        "Action weights: 'swarm' draws new random weights per walk (swarm testing, "
-        "reaches rare interleavings); 'fixed' uses the same weights for all walks.",
+        "Action weights: 'swarm' draws new random weights per walk and leaves some fault "
+        "families out (swarm testing, reaches rare interleavings); 'fixed' uses the tuned "
+        "default weights for every walk; 'uniform' weighs every action family equally.",
         _D.weights,
         PANEL_CLUSTER,
-        metavar="swarm|fixed",
+        metavar="swarm|fixed|uniform",
     ),
 ]
 PreVote = Annotated[

@@ -103,7 +103,7 @@ RANGE_CASES = [
     ("duration", 0, "--duration must be a finite number of seconds > 0, got 0"),
     ("duration", -1.5, "--duration must be a finite number of seconds > 0, got -1.5"),
     ("duration", float("nan"), "--duration must be a finite number of seconds > 0, got nan"),
-    ("weights", "foo", "--weights must be one of swarm, fixed, got 'foo'"),
+    ("weights", "foo", "--weights must be one of swarm, fixed, uniform, got 'foo'"),
     ("walk_stats", "cols", "--walk-stats must be one of rows, histogram, got 'cols'"),
     ("mutation", "flip", "--mutation must be one of none, commit-old-epoch, double-vote, restarted-leader-keeps-leading, no-check-quorum, got 'flip'"),
     ("out", "", "--out must be a non-empty folder path, got ''"),

@@ -1,0 +1,81 @@
+"""The canonical snapshot: one comparable view of a cluster, whatever model produced it.
+
+Both the reference model (``ReferenceCluster.snapshot``) and the kernel
+(``from_kernel.kernel_snapshot``) build their view through these functions, so
+the two can be compared with ``==``. A field is shown only where it means
+something: a crashed node shows only what survives on disk (and its links); a
+role-specific field (a nominee's tally, a leader's replica offsets, ...) only in
+that role; the rest is ``None``. Sets are shown as sorted tuples, ids as ints with
+-1 for "none", the HW as -1 while unknown.
+"""
+from __future__ import annotations
+
+from kraftwalk.kernels.layout import CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED
+
+NODE_FIELDS = (
+    "up", "role", "epoch", "voted_id", "leader_id", "log", "flushed_end", "hw", "granted",
+    "rejected", "has_fetched", "epoch_start", "fetched", "acked", "preferred", "links",
+    "inflight", "replica_end",
+)
+
+
+def _ids(s) -> tuple:
+    return tuple(sorted(int(x) for x in s))
+
+
+def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, granted,
+              rejected, has_fetched, epoch_start, fetched, acked, preferred, links, inflight,
+              replica_end) -> dict:
+    """``fetched``/``acked``/``links`` exclude the node itself; ``preferred`` is a bool for a
+    follower, the set of successors for a resigned leader; ``inflight`` maps a destination
+    to the correlation id of the outstanding request."""
+    view = dict.fromkeys(NODE_FIELDS)
+    view.update(
+        up=bool(up), epoch=int(epoch), voted_id=int(voted_id), leader_id=int(leader_id),
+        log=tuple((int(e), int(v)) for e, v in log), flushed_end=int(flushed_end),
+        links=_ids(links),
+    )
+    if not up:
+        return view
+    view.update(role=int(role), hw=int(hw),
+                inflight=tuple(sorted((int(j), int(c)) for j, c in inflight.items() if c)))
+    if role in (PROSPECTIVE, CANDIDATE):
+        view.update(granted=_ids(granted), rejected=_ids(rejected))
+    elif role == FOLLOWER:
+        view.update(has_fetched=bool(has_fetched), preferred=bool(preferred))
+    elif role == LEADER:
+        view.update(epoch_start=int(epoch_start), fetched=_ids(fetched), acked=_ids(acked),
+                    replica_end=tuple(int(x) for x in replica_end))
+    elif role == RESIGNED:
+        view.update(acked=_ids(acked), preferred=_ids(preferred))
+    return view
+
+
+def snapshot_view(*, nodes, messages, next_value, next_corr, stats, committed) -> dict:
+    return {
+        "nodes": list(nodes),
+        "messages": [tuple(m) for m in messages],
+        "next_value": int(next_value),
+        "next_corr": int(next_corr),
+        "stats": {k: int(v) for k, v in stats.items()},
+        "committed": tuple((int(e), int(v)) for e, v in committed),
+    }
+
+
+def diff(a: dict, b: dict) -> list[str]:
+    """Human-readable differences between two snapshots: 'path: a != b' lines."""
+    out = []
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if key == "nodes" and isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            for i, (nx, ny) in enumerate(zip(x, y)):
+                for f in NODE_FIELDS:
+                    if nx.get(f) != ny.get(f):
+                        out.append(f"nodes[{i}].{f}: {nx.get(f)!r} != {ny.get(f)!r}")
+        elif key == "stats" and isinstance(x, dict) and isinstance(y, dict):
+            for s in sorted(set(x) | set(y)):
+                if x.get(s) != y.get(s):
+                    out.append(f"stats.{s}: {x.get(s)!r} != {y.get(s)!r}")
+        elif x != y:
+            out.append(f"{key}: {x!r} != {y!r}")
+    return out

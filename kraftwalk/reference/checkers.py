@@ -1,0 +1,216 @@
+"""The twelve safety invariants, written from their definitions over the full history.
+
+Logs are compared entry by entry. The history the protocol never reads (the
+"ghost" state) is kept in plain dicts and lists by :class:`History`:
+
+* ``leader_of_epoch[e]``     the first node seen leading epoch e
+* ``votes[(voter, e)]``       the candidate a voter granted its (standard) vote to in e
+* ``committed``               the committed log as first established: every entry a
+                              voter's HW covered, in the order its HW first covered it
+* ``committed_in[k]``         the epoch of the node whose HW first covered offset k
+* ``last_led[i]``             (epoch, log) of node i when last seen leading
+* ``prev_epoch[i]``           node i's epoch after the previous step
+* ``top_hw``                  (epoch, HW) of the highest-epoch leader last seen
+
+It is kept whether or not a check is enabled, so switching one check off never
+changes what another sees. Checks run after every step in a fixed order (node by
+node, then the cluster-wide ones) and the first violation found is the one kept,
+as the kernel does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from kraftwalk.kernels.checkers import (
+    COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC, HIGH_WATERMARK_MONOTONIC,
+    HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY, LEADER_COMPLETENESS,
+    LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK, OBSERVER_CONSISTENCY, STATE_MACHINE_SAFETY,
+    VOTE_UNIQUENESS,
+)
+from kraftwalk.kernels.layout import LEADER
+
+
+@dataclass(frozen=True)
+class Violation:
+    invariant: int
+    step: int
+    node_a: int = -1
+    node_b: int = -1
+    epoch: int = -1
+    offset: int = -1
+
+    @property
+    def name(self) -> str:
+        return INVARIANT_NAMES[self.invariant]
+
+    def __str__(self) -> str:
+        return (f"{self.name} at step {self.step} (nodes {self.node_a}, {self.node_b}, "
+                f"epoch {self.epoch}, offset {self.offset})")
+
+
+def first_difference(a: list, b: list, length: int) -> int:
+    """First offset below ``length`` where the two logs differ (``length`` if none)."""
+    for k in range(length):
+        if k >= len(a) or k >= len(b) or a[k] != b[k]:
+            return k
+    return length
+
+
+class History:
+    """Ghost state: what happened so far, as the checkers need it."""
+
+    def __init__(self, n_nodes: int):
+        self.leader_of_epoch: dict[int, int] = {}
+        self.votes: dict[tuple, int] = {}
+        self.committed: list = []
+        self.committed_in: list[int] = []
+        self.last_led: dict[int, tuple] = {}
+        self.prev_epoch = [0] * n_nodes
+        self.top_hw = (-1, -1)
+        self.during_step: list[Violation] = []   # found by a protocol handler mid-step
+
+    # ---- called by the protocol ------------------------------------------------------
+    def vote_granted(self, c, voter: int, candidate: int, epoch: int) -> None:
+        """A standard vote was granted. Recorded by the handler itself, so a second vote is
+        caught even when the voter's persisted vote is not overwritten."""
+        prev = self.votes.setdefault((voter, epoch), candidate)
+        if prev != candidate:
+            step = c.steps + 1
+            if "vote_uniqueness_step_off_by_one" in c.compat:
+                step = c.steps
+            self.during_step.append(
+                Violation(VOTE_UNIQUENESS, step, voter, candidate, epoch, -1))
+
+    # ---- the committed log -----------------------------------------------------------
+    def reach_before(self, epoch: int) -> int:
+        """1 + the highest offset committed in an epoch < ``epoch``: a leader of ``epoch``
+        must hold the committed log up to there."""
+        reach = 0
+        for k, by in enumerate(self.committed_in):
+            if by < epoch:
+                reach = k + 1
+        return reach
+
+    def extend_committed(self, node, upto: int) -> None:
+        for k in range(len(self.committed), upto):
+            self.committed.append(node.log[k])
+            self.committed_in.append(node.epoch)
+
+
+def check_invariants(c, checks: int) -> Optional[Violation]:
+    """Check every invariant after a step; return the first violation found in it (None if
+    none). ``checks`` is the feature mask: bit i enables invariant i's report."""
+    h: History = c.history
+    found: list[Violation] = []
+    step = c.steps
+
+    def report(inv, a=-1, b=-1, epoch=-1, offset=-1):
+        if checks & (1 << inv) and not found:
+            found.append(Violation(inv, step, a, b, epoch, offset))
+
+    for v in h.during_step:
+        if checks & (1 << v.invariant) and not found:
+            found.append(v)
+    h.during_step.clear()
+
+    voters = c.params.voters
+    top = None
+    for node in c.nodes:
+        i, e = node.id, node.epoch
+
+        # EpochMonotonic: a node's (persisted) epoch never goes down, crashes included.
+        if e < h.prev_epoch[i]:
+            report(EPOCH_MONOTONIC, i, -1, e)
+        h.prev_epoch[i] = e
+
+        # VoteUniqueness: one vote per voter per epoch (from the persisted vote).
+        if node.voter and node.voted_id is not None:
+            prev = h.votes.setdefault((i, e), node.voted_id)
+            if prev != node.voted_id:
+                report(VOTE_UNIQUENESS, i, node.voted_id, e)
+
+        if node.up and node.role == LEADER:
+            # ElectionSafety: at most one leader per epoch, over the whole history.
+            first = h.leader_of_epoch.setdefault(e, i)
+            if first != i:
+                report(ELECTION_SAFETY, first, i, e)
+            if top is None or e > top.epoch:
+                top = node
+
+            # LeaderAppendOnly: while a node leads one epoch (across crashes too), its log
+            # only grows: the log it had when last seen leading is a prefix of its log now.
+            led_epoch, led_log = h.last_led.get(i, (-1, []))
+            if led_epoch == e and node.log[:len(led_log)] != led_log:
+                report(LEADER_APPEND_ONLY, i, -1, e,
+                       first_difference(led_log, node.log, len(led_log)))
+            h.last_led[i] = (e, list(node.log))
+
+            # LeaderCompleteness: entries committed in earlier epochs are in its log.
+            need = h.reach_before(e)
+            if node.log[:need] != h.committed[:need]:
+                report(LEADER_COMPLETENESS, i, -1, e,
+                       first_difference(node.log, h.committed, need))
+
+            hw = node.hw
+            if hw is not None and 0 < hw <= node.log_end:
+                # CommitCurrentEpoch: the leader's HW ends on an entry of its own epoch.
+                if node.log[hw - 1][0] != e:
+                    report(COMMIT_CURRENT_EPOCH, i, -1, e, hw - 1)
+                # MajorityReachedHighWatermark: a majority of voters hold [0, HW) as the
+                # leader does.
+                holders = sum(1 for j in range(voters) if c.nodes[j].log[:hw] == node.log[:hw])
+                if holders < c.params.majority:
+                    report(MAJORITY_REACHED_HIGH_WATERMARK, i, -1, e, hw - 1)
+
+        # HighWatermarkValid: HW <= log end.
+        if node.hw is not None and node.hw > node.log_end:
+            report(HIGH_WATERMARK_VALID, i, -1, e, node.hw)
+
+        # StateMachineSafety (voters) / ObserverConsistency (observers): what a node's HW
+        # covers is a prefix of the committed log; a voter's HW past it extends it.
+        covered = -1 if node.hw is None else min(node.hw, node.log_end)
+        if covered > 0:
+            clen = len(h.committed)
+            m = min(covered, clen)
+            inv = STATE_MACHINE_SAFETY if node.voter else OBSERVER_CONSISTENCY
+            if node.log[:m] != h.committed[:m]:
+                report(inv, i, -1, e, first_difference(node.log, h.committed, m))
+            elif covered > clen:
+                if node.voter:
+                    h.extend_committed(node, covered)
+                else:
+                    report(OBSERVER_CONSISTENCY, i, -1, e, clen)
+
+    # HighWatermarkMonotonic (Kafka's MonotonicHighWatermark): the HW of the highest-epoch
+    # leader never goes down; a leader of a lower epoch than one already seen is ignored.
+    if top is not None and top.hw is not None:
+        seen_epoch, seen_hw = h.top_hw
+        if top.epoch >= seen_epoch:
+            if top.hw < seen_hw:
+                report(HIGH_WATERMARK_MONOTONIC, top.id, -1, top.epoch, top.hw)
+            h.top_hw = (top.epoch, top.hw)
+
+    # LogMatching: wherever two logs have an entry of the same epoch at the same offset,
+    # the logs are identical up to and including that offset.
+    if checks & (1 << LOG_MATCHING) and not found:
+        bad = log_matching_violation(c.nodes)
+        if bad is not None:
+            i, j, epoch, offset = bad
+            report(LOG_MATCHING, i, j, epoch, offset)
+
+    return found[0] if found else None
+
+
+def log_matching_violation(nodes) -> Optional[tuple]:
+    """(i, j, epoch, first differing offset) for a pair of logs breaking LogMatching."""
+    for a in nodes:
+        for b in nodes:
+            if b.id <= a.id:
+                continue
+            length = min(a.log_end, b.log_end)
+            d = first_difference(a.log, b.log, length)
+            for k in range(d, length):
+                if a.log[k][0] == b.log[k][0]:
+                    return (a.id, b.id, a.log[k][0], d)
+    return None

@@ -1,0 +1,118 @@
+"""Faults: crash and restart of a node, lost and duplicated messages, link cuts."""
+from __future__ import annotations
+
+from kraftwalk.kernels.features import MUT_RESTARTED_LEADER, PRE_VOTE
+from kraftwalk.kernels.layout import (
+    CANDIDATE, FOLLOWER, LEADER, RESIGNED, UNATTACHED,
+)
+
+from .log import last_epoch, truncate
+from .quorum_state import (
+    other_voters, start_leader_state, transition_to_candidate, transition_to_prospective,
+)
+
+
+def crash_node(c, node) -> None:
+    """The process dies: only what was flushed survives (epoch, vote and leader id are
+    persisted with every change; the log's unflushed tail is lost; the HW is volatile)."""
+    node.up = False
+    truncate(node, node.flushed_end)
+    node.hw = None
+    c.stats["crashes"] += 1
+
+
+def restart_node(c, node) -> None:
+    """QuorumState.initialize from the persisted (epoch, leader id, vote), then
+    KafkaRaftClient.initialize's single-voter short cut."""
+    node.up = True
+    node.hw = None
+    node.fresh_epoch_state()
+    node.reset_connections()
+    log_epoch = last_epoch(node.log)
+    if node.epoch < log_epoch:
+        # the quorum-state file is behind the log
+        node.epoch = log_epoch
+        node.voted_id = None
+        node.leader_id = None
+        node.role = UNATTACHED
+    elif node.voter and node.leader_id == node.id:
+        if c.features & MUT_RESTARTED_LEADER:
+            # known bug: resume leading the old epoch with whatever log survived
+            node.role = LEADER
+            start_leader_state(node)
+            node.epoch_start = min(node.epoch_start, node.log_end)
+        else:
+            # never Leader again in this epoch: it cannot vote in it, and its unflushed
+            # entries may be gone, so (offset, epoch) would no longer name one record
+            node.role = RESIGNED
+            node.acked = {node.id}
+            # Kafka restarts Resigned with an EMPTY successor list, which every voter reads
+            # as "position 0": all of them get their fetch timer cut to 0.
+            node.successors = frozenset(other_voters(c, node))
+    elif node.voter and node.voted_id == node.id:
+        node.role = CANDIDATE
+        node.granted = {node.id}
+        if "restart_candidate_keeps_leader" not in c.compat:
+            node.leader_id = None   # CandidateState.election() persists no leader
+    elif node.leader_id is not None:
+        node.role = FOLLOWER
+        node.leader_endpoints_known = True
+    else:
+        node.role = UNATTACHED
+    if (node.voter and c.params.voters == 1
+            and "no_single_voter_restart_election" not in c.compat):
+        _single_voter_elects_itself(c, node)
+
+
+def _single_voter_elects_itself(c, node) -> None:
+    """KafkaRaftClient.initialize: the only voter, Unattached/Follower/Resigned, goes
+    Prospective -> Candidate -> Leader at once; a restarted Candidate becomes Leader."""
+    from .election import maybe_transition_forward
+
+    if node.role in (UNATTACHED, FOLLOWER, RESIGNED):
+        if c.features & PRE_VOTE:
+            transition_to_prospective(c, node)
+        elif not transition_to_candidate(c, node):
+            return
+        maybe_transition_forward(c, node)
+    elif node.role == CANDIDATE:
+        maybe_transition_forward(c, node)
+
+
+def change_partition(c, kind: int, r: int) -> bool:
+    """Cut or heal links. kind 0: isolate one node both ways; 1: cut one link one way;
+    2: split the nodes in two sides; 3: heal every link. ``r`` is the random word that
+    picks the nodes (the kernel's action encoding). Returns whether the action counts as
+    a change (kind 0 always does, as in the kernel, even when the node was already
+    isolated)."""
+    n = c.params.nodes
+    everyone = set(range(n))
+    nodes = c.nodes
+    if kind == 0:
+        a = r % n
+        for j in range(n):
+            nodes[j].links.discard(a)
+        nodes[a].links = {a}
+        return True
+    if kind == 1:
+        if n < 2:
+            return False
+        a = r % n
+        b = (r // n) % (n - 1)
+        if b >= a:
+            b += 1
+        if b not in nodes[a].links:
+            return False
+        nodes[a].links.discard(b)
+        return True
+    if kind == 2:
+        side = {j for j in range(n) if (r >> 8) >> j & 1}
+        if not side or side == everyone:
+            return False
+        for j in range(n):
+            nodes[j].links &= side if j in side else everyone - side
+        return True
+    changed = any(nodes[j].links != everyone for j in range(n))
+    for j in range(n):
+        nodes[j].links = set(everyone)
+    return changed

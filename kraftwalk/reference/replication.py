@@ -1,0 +1,186 @@
+"""Pull replication, the high watermark and check-quorum, after KafkaRaftClient and LeaderState.
+
+Followers send Fetch(fetchOffset = log end, lastFetchedEpoch); the leader answers
+with records from fetchOffset, or a diverging epoch the follower truncates to.
+The leader's HW is the offset a majority of voters has reached (followers' fetch
+offsets; its own log end as of its last flush) and only moves once it passes the
+leader's epochStartOffset, i.e. once an entry of its own epoch is on a majority.
+"""
+from __future__ import annotations
+
+from kraftwalk.kernels.features import MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM
+from kraftwalk.kernels.layout import (
+    ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
+    FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER, UNATTACHED,
+)
+
+from .log import append, end_offset_for_epoch, last_epoch, truncate
+from .quorum_state import (
+    has_majority, maybe_handle_common_response, other_voters, transition_to_follower,
+    transition_to_resigned,
+)
+from .state import Message
+
+
+# ---------------------------------------------------------------- follower side
+def send_fetch_request(c, node, target: int) -> None:
+    """buildFetchRequest: fetchOffset = log end, lastFetchedEpoch = last entry's epoch.
+    A new request to the same node supersedes an unanswered one (it timed out)."""
+    c.next_corr += 1
+    c.send(Message(FETCH_REQUEST, node.id, target, node.epoch, c.next_corr,
+                   fetch_offset=node.log_end, last_fetched_epoch=last_epoch(node.log)))
+    node.inflight[target] = c.next_corr
+
+
+def truncate_to_end_offset(c, node, div_epoch: int, div_end: int) -> None:
+    """RaftLog.truncateToEndOffset for the diverging (epoch, end offset) from the leader."""
+    if div_epoch == 0:
+        offset = min(div_end, node.log_end)
+    else:
+        e, end = end_offset_for_epoch(node.log, div_epoch)
+        offset = min(end, div_end) if e == div_epoch else end
+    if offset < node.log_end:
+        truncate(node, offset)
+        c.stats["truncations"] += 1
+
+
+def maybe_switch_observer_fetch_to_leader(c, node, msg: Message) -> None:
+    """An Unattached replica (an observer whose fetch timer expired) that hears of the
+    leader of its epoch in a FetchResponse goes back to following it."""
+    if "no_observer_switch_to_leader" in c.compat:
+        return
+    if (msg.epoch == node.epoch and node.role == UNATTACHED and msg.leader >= 0
+            and msg.leader != node.id
+            and (node.leader_id is None or node.leader_id == msg.leader)):
+        transition_to_follower(c, node, msg.epoch, msg.leader)
+
+
+def handle_fetch_response(c, msg: Message) -> None:
+    """handleFetchResponse at a follower (or an Unattached node that fetched from a voter)."""
+    node = c.nodes[msg.dst]
+    if not c.expect_response(node, msg):
+        return
+    maybe_switch_observer_fetch_to_leader(c, node, msg)
+    if maybe_handle_common_response(c, node, msg.error, msg.leader, msg.epoch):
+        return
+    if node.role != FOLLOWER or node.leader_id != msg.src:
+        # Kafka's followerStateOrThrow: only reachable when two nodes lead one epoch
+        return
+    if msg.diverging is not None:
+        # Kafka throws if asked to truncate below its HW; the model truncates and lets
+        # HighWatermarkValid report the broken promise.
+        truncate_to_end_offset(c, node, *msg.diverging)
+    else:
+        if msg.records and msg.base_offset == node.log_end:
+            for e, v in msg.records:
+                if e > node.epoch:
+                    break   # KAFKA-18723: never append a batch from a future epoch
+                if not append(c, node, e, v):
+                    break
+            if node.voter:
+                node.flushed_end = node.log_end   # voters flush before they fetch again
+        if msg.hw >= 0:
+            new_hw = min(node.log_end, msg.hw)
+            # FollowerState.updateHighWatermark: it never goes down (Kafka throws)
+            if node.hw is None or new_hw > node.hw:
+                node.hw = new_hw
+    node.has_fetched = True   # resetFetchTimeoutForSuccessfulFetch
+
+
+# ------------------------------------------------------------------ leader side
+def maybe_update_high_watermark(c, node) -> None:
+    """LeaderState.maybeUpdateHighWatermark: the largest offset that a majority of voters
+    (the leader included) has reached; it must be past epochStartOffset, and the HW never
+    goes down."""
+    ends = sorted((node.replica_end.get(j, -1) for j in range(c.params.voters)), reverse=True)
+    candidate = ends[c.params.majority - 1]
+    if c.features & MUT_COMMIT_OLD_EPOCH:
+        ok = candidate > 0   # known bug: an earlier epoch's entries count (Raft Figure 8)
+    else:
+        ok = candidate > node.epoch_start
+    if ok and (node.hw is None or candidate > node.hw):
+        node.hw = candidate
+
+
+def handle_fetch_request(c, msg: Message) -> None:
+    """handleFetchRequest: validate the epoch; then records, or a diverging epoch."""
+    node = c.nodes[msg.dst]
+    r = msg.src
+    error = ERR_NONE
+    if msg.epoch < node.epoch:
+        error = ERR_FENCED_LEADER_EPOCH
+    elif msg.epoch > node.epoch:
+        error = ERR_UNKNOWN_LEADER_EPOCH
+    elif node.role != LEADER:
+        error = ERR_NOT_LEADER_OR_FOLLOWER
+    leader = -1 if node.leader_id is None else node.leader_id
+    if error != ERR_NONE:
+        c.send(Message(FETCH_RESPONSE, node.id, r, node.epoch, msg.corr, error=error,
+                       leader=leader, hw=-1))
+        return
+    off = msg.fetch_offset
+    lfe = msg.last_fetched_epoch
+    diverging = None
+    if off != 0:   # log.validateOffsetAndEpoch (a log starting at 0 is valid at 0)
+        e, end = end_offset_for_epoch(node.log, lfe)
+        if not node.log and "empty_leader_log_diverging_epoch" in c.compat:
+            e, end = (lfe, 0)
+        if e != lfe or end < off:
+            diverging = (e, end)
+    if diverging is None:
+        # updateReplicaState, and check-quorum bookkeeping for voters
+        node.replica_end[r] = off
+        if r < c.params.voters:
+            node.acked.add(r)
+            node.fetched_voters.add(r)
+            if has_majority(c, node.fetched_voters | {node.id}):
+                node.fetched_voters = set()   # the check-quorum timer restarts
+            maybe_update_high_watermark(c, node)
+    records = ()
+    if diverging is None:
+        records = tuple(node.log[off:off + c.params.max_records])
+    c.send(Message(FETCH_RESPONSE, node.id, r, node.epoch, msg.corr, error=ERR_NONE,
+                   leader=node.id, hw=-1 if node.hw is None else node.hw,
+                   diverging=diverging, base_offset=off, records=records))
+
+
+def client_append_enabled(c, node) -> bool:
+    return node.up and node.role == LEADER and node.log_end < c.params.log_capacity
+
+
+def client_append(c, node) -> None:
+    """A client record, appended by the leader in its epoch (not yet flushed)."""
+    c.next_value += 1
+    if append(c, node, node.epoch, c.next_value):
+        c.stats["client_appends"] += 1
+
+
+def flush_enabled(c, node) -> bool:
+    return node.up and node.flushed_end < node.log_end
+
+
+def flush_log(c, node) -> None:
+    """flushLeaderLog for a leader (its own log end now counts towards the HW); a plain
+    flush for anyone else."""
+    node.flushed_end = node.log_end
+    if node.role == LEADER:
+        node.replica_end[node.id] = node.log_end
+        maybe_update_high_watermark(c, node)
+
+
+def check_quorum_enabled(c, node) -> bool:
+    if c.features & MUT_NO_CHECK_QUORUM:
+        return False   # known bug: the timer is never checked
+    return node.up and node.role == LEADER and c.params.voters > 1
+
+
+def check_quorum_expired(c, node) -> None:
+    """The check-quorum timer ran out before a majority of voters fetched: resign,
+    naming the other voters as successors. (The timer restarts whenever a majority has
+    fetched, so in the untimed model it may run out at any time.)"""
+    transition_to_resigned(c, node, other_voters(c, node))
+
+
+def resign(c, node) -> None:
+    """A graceful resignation (shutdown or a resign request)."""
+    transition_to_resigned(c, node, other_voters(c, node))
