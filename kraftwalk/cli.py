@@ -408,6 +408,86 @@ def hunt(
     Console().print("written: " + ", ".join(str(f) for f in files))
 
 
+def _print_trace(trace) -> None:
+    from kraftwalk.replay import render
+
+    console = Console(highlight=False)
+    for style, line in render(trace):
+        console.print(escape(line), style=style or None)
+
+
+RunDir = Annotated[Optional[Path], typer.Argument(
+    help="Run folder written by `kraftwalk swarm` (its config.toml and violations.parquet).")]
+WalkOpt = Annotated[Optional[int], typer.Option(
+    "--walk", min=0, help="Walk index to replay (default: the run's first violating walk).")]
+ItfOpt = Annotated[Optional[Path], typer.Option(
+    "--itf", help="Also write the trace in the Informal Trace Format (ITF JSON) to this file.")]
+
+
+def _trace_for(run_dir, walk):
+    from kraftwalk.replay import check_against_run, load_run, pick_walk, record
+
+    if run_dir is None:
+        fail("give the run folder to replay (RUN_DIR)")
+    cfg = load_run(run_dir)
+    w = pick_walk(run_dir, walk)
+    trace = record(cfg, w)
+    check_against_run(run_dir, trace)
+    return trace
+
+
+@app.command()
+def replay(
+    run_dir: RunDir = None,
+    walk: WalkOpt = None,
+    shrink: Annotated[bool, typer.Option(
+        "--shrink", help="Shrink the walk to a short one with the same violation first.")] = False,
+    itf: ItfOpt = None,
+) -> None:
+    """Re-run one walk of a run from its seed and print it step by step: each action,
+    what changed in each node and in the network, and the violated invariant."""
+    trace = _trace_for(run_dir, walk)
+    if shrink:
+        if not trace.invariant:
+            fail(f"walk {trace.walk} has no violation to shrink")
+        from kraftwalk.replay import shrink_trace
+
+        trace = shrink_trace(trace)
+    _print_trace(trace)
+    if itf is not None:
+        from kraftwalk.itf import write_itf
+
+        write_itf(trace, itf)
+        Console(stderr=True).print(f"written: {itf}")
+
+
+@app.command(name="shrink")
+def shrink_cmd(
+    run_dir: RunDir = None,
+    walk: WalkOpt = None,
+    itf: ItfOpt = None,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", help="Print only the lengths, not the shrunk trace.")] = False,
+) -> None:
+    """Shrink a violating walk (delta debugging over its actions) to a short walk that
+    violates the same invariant; print the lengths before and after and the trace."""
+    trace = _trace_for(run_dir, walk)
+    if not trace.invariant:
+        fail(f"walk {trace.walk} has no violation to shrink")
+    from kraftwalk.replay import shrink_trace
+
+    small = shrink_trace(trace)
+    Console().print(f"walk {trace.walk}: {trace.violation['invariant']} after "
+                    f"{len(trace.actions)} steps; shrunk to {len(small.actions)} steps")
+    if not quiet:
+        _print_trace(small)
+    if itf is not None:
+        from kraftwalk.itf import write_itf
+
+        write_itf(small, itf)
+        Console(stderr=True).print(f"written: {itf}")
+
+
 @app.command()
 def mutations() -> None:
     """List the known-bug mutations that --mutation can switch on."""

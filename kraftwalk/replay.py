@@ -1,0 +1,267 @@
+"""Replaying a walk of a run: re-run it from its seed, read the states from the
+reference model, and print them step by step.
+
+The kernel re-runs the walk (``record_walk``) to get its actions and must
+reproduce the violation recorded in ``violations.parquet``; the same actions then
+drive the plain-Python reference model, whose states are what the user sees.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kraftwalk.config import RunConfig, load_config, make_config
+from kraftwalk.errors import UsageError
+
+
+@dataclass
+class Trace:
+    cfg: RunConfig
+    walk: int
+    actions: np.ndarray          # (steps, 3) recorded actions
+    invariant: int               # id + 1 of the violated invariant, 0 if none
+    violation: dict | None       # the kernel's first violation
+    shrunk_from: int | None = None
+
+
+def load_run(run_dir: str | Path) -> RunConfig:
+    run = Path(run_dir)
+    cfg_file = run / "config.toml"
+    if not cfg_file.is_file():
+        raise UsageError(f"{run_dir} is not a run folder: it has no config.toml")
+    return make_config(str(cfg_file))
+
+
+def pick_walk(run_dir: str | Path, walk: int | None) -> int:
+    """The walk to replay: ``walk`` if given, else the run's first violating walk."""
+    if walk is not None:
+        return walk
+    import pyarrow.parquet as pq
+
+    path = Path(run_dir) / "violations.parquet"
+    if not path.is_file():
+        raise UsageError(f"{run_dir} has no violations.parquet; give --walk N")
+    walks = pq.read_table(path, columns=["walk"]).column("walk").to_pylist()
+    if not walks:
+        raise UsageError(f"{run_dir} recorded no violation; give --walk N")
+    return int(min(walks))
+
+
+def record(cfg: RunConfig, walk: int) -> Trace:
+    """Re-run walk ``walk`` of the run described by ``cfg`` and record its actions."""
+    from kraftwalk.kernels.checkers import INVARIANT_NAMES
+    from kraftwalk.kernels.layout import VIOL_NAMES
+    from kraftwalk.kernels.trace import record_walk
+    from kraftwalk.runner import base_weights, features_for, params_for
+
+    actions, _, viol, _, _ = record_walk(cfg.seed, walk, params_for(cfg), base_weights(cfg.weights),
+                                         cfg.weights == "swarm", features_for(cfg))
+    v = dict(zip(VIOL_NAMES, (int(x) for x in viol)))
+    inv = v["invariant"]
+    info = None
+    if inv:
+        info = {**v, "invariant": INVARIANT_NAMES[inv - 1]}
+    return Trace(cfg, walk, actions, inv, info)
+
+
+def check_against_run(run_dir: str | Path, trace: Trace) -> None:
+    """The replay must reproduce the violation the run recorded for this walk."""
+    import pyarrow.parquet as pq
+
+    path = Path(run_dir) / "violations.parquet"
+    if not path.is_file():
+        return
+    t = pq.read_table(path, filters=[("walk", "==", trace.walk)]).to_pylist()
+    if not t:
+        return
+    row = t[0]
+    got = trace.violation or {}
+    if row["invariant"] != got.get("invariant") or row["step"] != got.get("step"):
+        raise RuntimeError(
+            f"replay of walk {trace.walk} gives {got.get('invariant')} at step {got.get('step')}, "
+            f"but the run recorded {row['invariant']} at step {row['step']}: the kernel or the "
+            "config changed since the run")
+
+
+def shrink_trace(trace: Trace) -> Trace:
+    from kraftwalk.runner import features_for, params_for
+    from kraftwalk.shrink import shrink
+
+    res = shrink(params_for(trace.cfg), trace.actions, features_for(trace.cfg), trace.invariant)
+    return dataclasses.replace(trace, actions=res.actions, shrunk_from=res.original_length)
+
+
+# ---- the reference model's view --------------------------------------------------
+def reference_states(trace: Trace):
+    """Yield (step index, action, snapshot before, snapshot after, violation) through the
+    reference model. Actions the model finds disabled are reported and skipped."""
+    from kraftwalk.reference import KERNEL_COMPAT_ALL, ReferenceCluster
+    from kraftwalk.runner import features_for, params_for
+
+    # Where the reference model knowingly departs from the kernel (reference/deviations.py),
+    # follow the kernel: this is the kernel's walk, shown through the readable model.
+    c = ReferenceCluster(params_for(trace.cfg), features_for(trace.cfg),
+                         kernel_compat=KERNEL_COMPAT_ALL)
+    before = c.snapshot()
+    for k, action in enumerate(trace.actions):
+        r = c.apply_and_check(tuple(int(x) for x in action))
+        after = c.snapshot()
+        yield k, action, before, after, (c.violation if r > 0 else None), r
+        before = after
+        if r > 0:
+            return
+
+
+def moved_message(before: dict, after: dict, name: str):
+    """The message an action took out of the bag (deliver, lose) or copied (duplicate)."""
+    from collections import Counter
+
+    b, a = Counter(before["messages"]), Counter(after["messages"])
+    diff = (a - b) if name == "duplicate" else (b - a)
+    gone = [m for m in before["messages"] if diff.get(m)]
+    if name == "deliver":  # the handler may answer with messages of its own; the delivered
+        return gone[0] if gone else None  # one is the one missing afterwards
+    return gone[0] if gone else ([m for m in after["messages"] if diff.get(m)] or [None])[0]
+
+
+def describe_action(action, before: dict, after: dict | None = None) -> str:
+    from kraftwalk.kernels.scheduler import FAMILY_NAMES
+
+    f, a, b = (int(x) for x in action)
+    name = FAMILY_NAMES[f]
+    if name in ("deliver", "lose", "duplicate"):
+        m = moved_message(before, after, name) if after is not None else None
+        return f"{name} {describe_message(m)}" if m else f"{name} a message"
+    if name == "send":
+        return f"send: node {a} -> node {b}"
+    if name == "partition":
+        kinds = ("isolate a node", "cut one link one way", "split in two", "heal all links")
+        return f"partition: {kinds[a]}"
+    return f"{name}: node {a}"
+
+
+def describe_message(m: tuple) -> str:
+    from kraftwalk.kernels.layout import ERROR_NAMES, MSG_NAMES
+
+    t, src, dst, epoch, corr = m[:5]
+    head = f"{MSG_NAMES[t]} {src}->{dst} e{epoch}"
+    rest = m[5:]
+    name = MSG_NAMES[t]
+    if name == "VoteRequest":
+        last_epoch, last_offset, pre = rest
+        return f"{head} {'pre-vote ' if pre else ''}last=({last_offset}, e{last_epoch})"
+    if name == "VoteResponse":
+        err, leader, pre, granted = rest
+        return (f"{head} {'pre-vote ' if pre else ''}{'granted' if granted else 'rejected'}"
+                f"{'' if err == 0 else ' ' + ERROR_NAMES[err]}{'' if leader < 0 else f' leader={leader}'}")
+    if name == "FetchRequest":
+        off, lfe = rest
+        return f"{head} offset={off} lastEpoch={lfe}"
+    if name == "FetchResponse":
+        err, leader, hw, diverging, base, records = rest
+        s = f"{head} hw={hw}"
+        if err:
+            s += f" {ERROR_NAMES[err]} leader={leader}"
+        if diverging is not None and diverging != -1 and diverging != (-1, -1):
+            s += f" diverging={diverging}"
+        if records:
+            s += f" records@{base}={list(records)}"
+        return s
+    return f"{head} " + " ".join(str(x) for x in rest)
+
+
+def describe_node_change(i: int, x: dict, y: dict) -> str | None:
+    from kraftwalk.kernels.layout import ROLE_NAMES
+
+    parts = []
+    if x["up"] != y["up"]:
+        parts.append("crashed" if not y["up"] else "restarted")
+    if x.get("role") != y.get("role") and y.get("role") is not None:
+        parts.append(f"{ROLE_NAMES[x['role']] if x.get('role') is not None else '-'} -> "
+                     f"{ROLE_NAMES[y['role']]}")
+    for f in ("epoch", "voted_id", "leader_id", "hw", "flushed_end"):
+        if x.get(f) != y.get(f):
+            parts.append(f"{f} {x.get(f)} -> {y.get(f)}")
+    lx, ly = x["log"], y["log"]
+    if lx != ly:
+        k = 0
+        while k < min(len(lx), len(ly)) and lx[k] == ly[k]:
+            k += 1
+        if k < len(lx):
+            parts.append(f"log truncated to {k}")
+        if k < len(ly):
+            parts.append("log +" + " ".join(f"{o}:(e{e},{v})" for o, (e, v) in
+                                           enumerate(ly[k:], start=k)))
+    for f in ("granted", "rejected", "acked", "fetched"):
+        if x.get(f) != y.get(f) and y.get(f) is not None and x.get(f) is not None:
+            parts.append(f"{f} {set(y[f]) or '{}'}")
+    if x.get("links") != y.get("links"):
+        parts.append(f"links {list(y['links'])}")
+    return f"node {i}: " + ", ".join(parts) if parts else None
+
+
+def node_line(i: int, v: dict, voters: int) -> str:
+    from kraftwalk.kernels.layout import ROLE_NAMES
+
+    kind = "voter" if i < voters else "observer"
+    if not v["up"]:
+        return f"node {i} ({kind}): down, epoch {v['epoch']}, log {list(v['log'])}"
+    return (f"node {i} ({kind}): {ROLE_NAMES[v['role']]} epoch {v['epoch']} leader {v['leader_id']} "
+            f"voted {v['voted_id']} hw {v['hw']} log {list(v['log'])}")
+
+
+def render(trace: Trace) -> list[tuple[str, str]]:
+    """The trace as (style, line) pairs: a header, each step's action and changes, and
+    the violation with the offending nodes' final state."""
+    lines = []
+    cfg = trace.cfg
+    head = (f"walk {trace.walk} of seed {cfg.seed}: {cfg.voters} voters + {cfg.observers} observers, "
+            f"pre-vote {'on' if cfg.pre_vote else 'off'}, mutation {cfg.mutation}, "
+            f"{len(trace.actions)} steps")
+    if trace.shrunk_from is not None:
+        head += f" (shrunk from {trace.shrunk_from})"
+    lines.append(("bold", head))
+    last = None
+    for k, action, before, after, viol, r in reference_states(trace):
+        if r == -1:
+            lines.append(("yellow", f"{k + 1:>4}  {describe_action(action, before)}  "
+                                    "(not enabled in the reference model: skipped)"))
+            continue
+        lines.append(("cyan", f"{k + 1:>4}  {describe_action(action, before, after)}"))
+        for i, (x, y) in enumerate(zip(before["nodes"], after["nodes"])):
+            d = describe_node_change(i, x, y)
+            if d:
+                lines.append(("", f"        {d}"))
+        sent = [m for m in after["messages"] if m not in before["messages"]]
+        for m in sent:
+            lines.append(("dim", f"        sent {describe_message(m)}"))
+        last = (after, viol)
+    if last and last[1] is not None:
+        after, v = last
+        lines.append(("bold red", f"VIOLATION {v.name} at step {v.step}: nodes {v.node_a}"
+                                  f"{'' if v.node_b < 0 else ', ' + str(v.node_b)}, epoch {v.epoch}, "
+                                  f"offset {v.offset}"))
+        for i, node in enumerate(after["nodes"]):
+            style = "bold red" if i in (v.node_a, v.node_b) else ""
+            lines.append((style, "  " + node_line(i, node, cfg.voters)))
+        lines.append(("", f"  committed log: {list(after['committed'])}"))
+    elif trace.invariant:
+        lines.append(("bold red", "the reference model did not reproduce the kernel's violation "
+                                  f"{trace.violation}"))
+    else:
+        lines.append(("green", "no violation"))
+    return lines
+
+
+def cfg_for_replay(run_dir: str | Path | None, overrides: dict) -> RunConfig:
+    if run_dir is None:
+        return make_config(None, **overrides)
+    cfg = load_run(run_dir)
+    return dataclasses.replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+
+
+__all__ = ["Trace", "load_run", "pick_walk", "record", "check_against_run", "shrink_trace",
+           "render", "reference_states", "load_config"]
