@@ -49,7 +49,8 @@ INVARIANT_NAMES = (
 
 @kernel
 def report(w, invariant, a, b, epoch, offset):
-    """Record a violation unless one is already recorded for this walk."""
+    """Record a violation unless one is already recorded for this walk. Its step is the
+    1-based number of the action that caused it (checks run once it is counted)."""
     if w.scal[V_INVARIANT] == 0:
         w.scal[V_INVARIANT] = invariant + 1
         w.scal[V_STEP] = w.scal[S_STEPS]
@@ -77,7 +78,10 @@ def record_vote_granted(w, voter, candidate, epoch, checks):
     if prev == -1:
         w.ghost[G_VOTE + voter, epoch] = candidate
     elif prev != candidate and checks & (1 << VOTE_UNIQUENESS):
+        # Reported while the action runs, before it is counted: number it as the checks do.
+        w.scal[S_STEPS] += 1
         report(w, VOTE_UNIQUENESS, voter, candidate, epoch, -1)
+        w.scal[S_STEPS] -= 1
 
 
 @kernel
