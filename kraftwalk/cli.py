@@ -315,6 +315,7 @@ def swarm(
     max_records: opts.MaxRecords = None,
     walk_stats: opts.WalkStats = None,
     chunk_walks: opts.ChunkWalks = None,
+    backend: opts.Backend = None,
     fail_on_violation: opts.FailOnViolation = False,
 ) -> None:
     """Run many random walks of a simulated KRaft cluster and check every step.
@@ -342,6 +343,7 @@ def swarm(
         max_records=max_records,
         walk_stats=walk_stats,
         chunk_walks=chunk_walks,
+        backend=backend,
     )
     # Imported only now: options are checked before the Numba kernels load.
     from kraftwalk.runner import run_swarm

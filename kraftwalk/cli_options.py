@@ -240,6 +240,18 @@ WalkStats = Annotated[
         metavar="rows|histogram",
     ),
 ]
+Backend = Annotated[
+    Optional[str],
+    _option(
+        "backend",
+        "Where the chunks of walks run: 'loky' (local processes), 'dask' (a Dask cluster "
+        "at $DASK_SCHEDULER_ADDRESS, else a local one) or 'ray' (the Ray cluster at "
+        "$RAY_ADDRESS, else a local one), through joblib.",
+        _D.backend,
+        PANEL_RUN,
+        metavar="loky|dask|ray",
+    ),
+]
 Config = Annotated[
     Optional[Path],
     typer.Option(

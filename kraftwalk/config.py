@@ -44,6 +44,7 @@ INVARIANTS: tuple[str, ...] = (
 
 WEIGHTS: tuple[str, ...] = ("swarm", "fixed", "uniform")
 WALK_STATS: tuple[str, ...] = ("rows", "histogram")
+BACKENDS: tuple[str, ...] = ("loky", "dask", "ray")
 
 DEFAULT_DURATION = 60.0  # seconds, used when neither walks nor duration is set
 RUNS_DIR = "kraftwalk-runs"  # parent of run folders when --out is not given
@@ -112,6 +113,7 @@ class RunConfig:
     max_epoch: int = 60
     max_records: int = 4
     walk_stats: str = "rows"
+    backend: str = "loky"
     chunk_walks: int = 2048
 
     def __post_init__(self) -> None:
@@ -165,7 +167,8 @@ class RunConfig:
             shown = d if _is_number(d) else repr(d)
             raise _fail("duration", f"--duration must be a finite number of seconds > 0, got {shown}")
 
-        choices = {"weights": WEIGHTS, "walk_stats": WALK_STATS, "mutation": MUTATIONS}
+        choices = {"weights": WEIGHTS, "walk_stats": WALK_STATS, "mutation": MUTATIONS,
+                   "backend": BACKENDS}
         for name, allowed in choices.items():
             value = getattr(self, name)
             if not isinstance(value, str) or value not in allowed:

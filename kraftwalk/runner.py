@@ -162,6 +162,38 @@ def _chunks(cfg: RunConfig, deadline: float | None) -> Iterator[tuple[int, int]]
         first += count
 
 
+def _stream_on_cluster(cfg: RunConfig, params, features, chunks) -> Iterator[tuple]:
+    """The same chunks on a Dask or Ray cluster, through joblib's backend for it."""
+    from joblib import Parallel, delayed, parallel_config
+
+    if cfg.backend == "dask":
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise UsageError("--backend dask needs Dask: pip install 'kraftwalk[dask]'") from None
+        address = os.environ.get("DASK_SCHEDULER_ADDRESS")
+        client = Client(address) if address else Client(n_workers=cfg.effective_workers,
+                                                        threads_per_worker=1)
+        closing = client
+    else:
+        try:
+            import ray
+            from ray.util.joblib import register_ray
+        except ImportError:
+            raise UsageError("--backend ray needs Ray: pip install 'kraftwalk[ray]'") from None
+        register_ray()
+        ray.init(address=os.environ.get("RAY_ADDRESS"), ignore_reinit_error=True)
+        closing = None
+    try:
+        tasks = (delayed(run_walks)(cfg.seed, first, count, params, cfg.weights, features)
+                 for first, count in chunks)
+        with parallel_config(backend=cfg.backend):
+            yield from Parallel(n_jobs=-1, return_as="generator", pre_dispatch="2*n_jobs")(tasks)
+    finally:
+        if closing is not None:
+            closing.close()
+
+
 def _prepare_out(cfg: RunConfig) -> Path:
     out = Path(cfg.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -196,6 +228,9 @@ def stream_chunks(cfg: RunConfig, params: np.ndarray, features: int,
 
     workers = cfg.effective_workers
     chunks = _chunks(cfg, deadline)
+    if cfg.backend != "loky":
+        yield from _stream_on_cluster(cfg, params, features, chunks)
+        return
     if workers == 1:
         for first, count in chunks:
             yield run_walks(cfg.seed, first, count, params, cfg.weights, features)

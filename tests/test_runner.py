@@ -94,3 +94,11 @@ def test_duration_mode_stops_and_numbers_walks_from_zero(tmp_path):
                               out=str(tmp_path / "d")))
     walks = pq.read_table(tmp_path / "d" / "walks.parquet").column("walk").to_pylist()
     assert walks == list(range(res["walks"])) and res["walks"] >= 64
+
+
+def test_dask_backend_gives_the_same_walks(tmp_path):
+    pytest.importorskip("dask.distributed")
+    run_swarm(small(tmp_path, "loky", walks=300))
+    run_swarm(small(tmp_path, "dask", walks=300, backend="dask", workers=2))
+    assert pq.read_table(tmp_path / "loky" / "walks.parquet").equals(
+        pq.read_table(tmp_path / "dask" / "walks.parquet"))
