@@ -491,6 +491,23 @@ def shrink_cmd(
 
 
 @app.command()
+def plot(
+    run_dir: RunDir = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="PNG file to write (default: RUN_DIR/walks.png).")] = None,
+) -> None:
+    """Plot a run's per-walk statistics (elections, leader changes, committed entries, ...)."""
+    if run_dir is None:
+        fail("give the run folder to plot (RUN_DIR)")
+    if not (Path(run_dir) / "walks.parquet").is_file() and not (
+            Path(run_dir) / "walks_histogram.parquet").is_file():
+        fail(f"{run_dir} has no walks.parquet or walks_histogram.parquet")
+    from kraftwalk.plots import plot_run
+
+    Console().print(f"written: {plot_run(run_dir, out)}")
+
+
+@app.command()
 def mutations() -> None:
     """List the known-bug mutations that --mutation can switch on."""
     from kraftwalk.mutations import MUTATIONS

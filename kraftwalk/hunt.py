@@ -130,4 +130,7 @@ def write_results(rows: list[dict], summary: list[dict], budget: float, folder: 
         out.write(table)
     md = folder / f"{name}.md"
     write_text_atomic(md, render_markdown(summary, budget))
-    return [pq, md]
+    from kraftwalk.plots import plot_hunt
+
+    png = plot_hunt(rows, folder / f"{name}.png", budget)
+    return [pq, md, png]
