@@ -1,16 +1,20 @@
 """Safety invariants, checked after every step.
 
-``check_invariants`` runs every enabled check and records the first violation
-in ``w.scal[V_*]``. Each check costs O(N) per step (LogMatching: O(N) per entry
-written this step) because logs carry prefix hashes: comparing two prefixes is
-one integer compare, and on a hash mismatch the exact offset is found by a scan.
+Every action changes at most one node (a delivered message's receiver, or the
+node the action names). ``check_step`` therefore re-checks that node's own
+invariants (``check_node``) and the ones that relate leaders to other nodes
+(``check_leaders``: O(leaders x voters)); the other nodes' own invariants cannot
+have changed. ``check_invariants`` checks every node and is what the FULL_CHECKS
+feature runs instead; a test requires both to give identical results. Logs carry
+prefix hashes, so comparing two prefixes is one integer compare; on a mismatch
+the exact offset is found by a scan.
 
-The ghost state (the leader of each epoch, the vote of each voter in each
-epoch, the committed log as first established) is history the protocol never
-reads. It is maintained whether or not a check is enabled, so that switching a
-check off never changes what another check sees.
-
-Invariant ids are the bit positions of the checks in the feature mask.
+The ghost state (the leader of each epoch, the vote of each voter in each epoch,
+the committed log as first established) is history the protocol never reads. It
+is kept whether or not a check is enabled, so switching one check off never
+changes what another sees. The first violation of a walk is kept in
+``w.scal[V_*]``. Invariant ids are the bit positions of the checks in the
+feature mask.
 """
 import numpy as np
 from .jit import kernel
