@@ -1,6 +1,7 @@
 """Faults: crash and restart of a node, lost and duplicated messages, link cuts."""
 from .jit import kernel
 
+from .election import maybe_transition_forward, start_election
 from .features import MUT_RESTARTED_LEADER
 from .layout import (
     ACKED_MASK, CANDIDATE, EPOCH, EPOCH_START, FETCHED_MASK, FLUSHED_END, FOLLOWER, GRANTED,
@@ -64,10 +65,18 @@ def restart_node(w, i, features):
     elif w.node[VOTED_ID, i] == i and voter:
         w.node[ROLE, i] = CANDIDATE
         w.node[GRANTED, i] = 1 << i
+        w.node[LEADER_ID, i] = -1  # CandidateState persists its vote, no leader
     elif w.node[LEADER_ID, i] >= 0:
         w.node[ROLE, i] = FOLLOWER
     else:
         w.node[ROLE, i] = UNATTACHED
+    if voter and w.scal[P_VOTERS] == 1:
+        # KafkaRaftClient.initialize: the only voter elects itself at once.
+        r = w.node[ROLE, i]
+        if r == UNATTACHED or r == FOLLOWER or r == RESIGNED:
+            start_election(w, i, features)
+        elif r == CANDIDATE:
+            maybe_transition_forward(w, i)
     return True
 
 
@@ -86,13 +95,11 @@ def change_partition(w, kind, r):
     full = (1 << n) - 1
     if kind == 0:
         a = r % n
-        changed = False
+        changed = w.node[LINKS, a] != (1 << a)
         for j in range(n):
-            if j != a and ((w.node[LINKS, j] >> a) & 1 or (w.node[LINKS, a] >> j) & 1):
+            if j != a and (w.node[LINKS, j] >> a) & 1:
                 changed = True
             w.node[LINKS, j] &= ~(1 << a)
-        if w.node[LINKS, a] != (1 << a):
-            changed = True
         w.node[LINKS, a] = 1 << a
         return changed
     if kind == 1:

@@ -168,23 +168,32 @@ def vote_rejected(w, i):
     return v - popcount(w.node[REJECTED, i]) < w.scal[P_MAJORITY]
 
 
+@kernel(inline="always")
+def follows_new_leader(w, i, leader):
+    """Same epoch, a message names ``leader``: does node i start following it? Only if
+    it knew no leader, or (an Unattached observer after its fetch timeout) knew only
+    the leader's id: Kafka re-follows a known leader only when the message brings
+    endpoints the state lacks, and a Prospective keeps its leader's endpoints."""
+    r = w.node[ROLE, i]
+    if leader < 0 or leader == i or r == LEADER or r == RESIGNED:
+        return False
+    return w.node[LEADER_ID, i] == -1 or (r == UNATTACHED and w.node[LEADER_ID, i] == leader)
+
+
 @kernel
 def maybe_transition(w, i, leader, epoch):
     """Kafka's maybeTransition(leaderId, epoch) on learning of a leader or a newer epoch.
 
     Higher epoch: Follower of the leader if one is named, else Unattached. Same
-    epoch with a leader this node did not know: Follower. A leader claim that
-    contradicts what this node knows is ignored (Kafka throws there)."""
+    epoch: Follower of a newly learnt leader. A leader claim that contradicts what
+    this node knows is ignored (Kafka throws there)."""
     if epoch > w.node[EPOCH, i]:
         if leader >= 0 and leader != i:
             transition_to_follower(w, i, epoch, leader)
         else:
             transition_to_unattached(w, i, epoch, -1)
-    elif epoch == w.node[EPOCH, i] and leader >= 0 and leader != i:
-        if w.node[ROLE, i] == LEADER or w.node[ROLE, i] == RESIGNED:
-            return
-        if w.node[LEADER_ID, i] == -1 or (w.node[LEADER_ID, i] == leader and w.node[ROLE, i] != FOLLOWER):
-            transition_to_follower(w, i, epoch, leader)
+    elif epoch == w.node[EPOCH, i] and follows_new_leader(w, i, leader):
+        transition_to_follower(w, i, epoch, leader)
 
 
 @kernel
@@ -198,7 +207,9 @@ def maybe_handle_common_response(w, i, error, leader, epoch):
     if epoch > w.node[EPOCH, i] or error == ERR_FENCED_LEADER_EPOCH or error == ERR_NOT_LEADER_OR_FOLLOWER:
         maybe_transition(w, i, leader, epoch)
         return True
-    if leader >= 0 and w.node[LEADER_ID, i] == -1 and leader != i:
+    if follows_new_leader(w, i, leader):
+        # includes maybeSwitchObserverFetchToLeader: an Unattached observer that knows
+        # the leader follows it again on its successful FetchResponse
         transition_to_follower(w, i, epoch, leader)
     return False
 

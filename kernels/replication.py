@@ -146,7 +146,7 @@ def handle_fetch_request(w, s, features):
     div_end = -1
     if off != 0:
         e, end = end_offset_for_epoch(w, i, lfe)
-        if e == 0 and end == 0 and lfe > 0:
+        if e == 0 and end == 0 and lfe > 0 and w.node[LOG_END, i] > 0:
             e = lfe  # below every epoch in the log: (requested epoch, log start)
         if e != lfe or end < off:
             valid = False

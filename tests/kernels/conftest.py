@@ -10,7 +10,6 @@ compile: the whole suite uses only the handful defined here.
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from kraftwalk.kernels import checkers
@@ -25,8 +24,15 @@ from kraftwalk.kernels.layout import (
     V_INVARIANT, V_NODE_A, V_NODE_B, V_OFFSET, VOTE_REQUEST, VOTE_RESPONSE, make_params,
 )
 from kraftwalk.kernels.log import append_entry, truncate_to
-from kraftwalk.kernels.scheduler import FAM_DELIVER, FAM_FLUSH, FAM_SEND, FAM_TIMEOUT
+from kraftwalk.kernels.scheduler import (
+    FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE, FAM_SEND, FAM_TIMEOUT,
+)
 from kraftwalk.kernels.trace import apply_and_check, new_walk
+
+try:  # message actions name their message by a content fingerprint in b (newer kernels)
+    from kraftwalk.kernels.scheduler import message_fingerprint as _fingerprint
+except ImportError:  # older kernels ignore b for message actions
+    _fingerprint = None
 
 # ---- the only feature masks the suite compiles --------------------------------------
 F = PRE_VOTE | ALL_CHECKS            # Kafka 4.0 defaults: pre-vote on, every check
@@ -74,6 +80,37 @@ def set_log(w, i, entries):
     w.node[FLUSHED_END, i] = w.node[LOG_END, i]
 
 
+def craft(w, i, role=None, epoch=None, voted=None, leader=None, hw=None, log=None,
+          flushed=None, **fields):
+    """Edit node i's fields by hand (``fields``: other node rows by name, e.g.
+    EPOCH_START=2). ``log`` replaces its log (see set_log)."""
+    from kraftwalk.kernels import layout
+    for row, value in ((ROLE, role), (EPOCH, epoch), (layout.VOTED_ID, voted),
+                       (layout.LEADER_ID, leader), (layout.HW, hw)):
+        if value is not None:
+            w.node[row, i] = value
+    if log is not None:
+        set_log(w, i, log)
+    if flushed is not None:
+        w.node[FLUSHED_END, i] = flushed
+    for name, value in fields.items():
+        w.node[getattr(layout, name), i] = value
+    return w
+
+
+def settle(w):
+    """Check a hand-built state in full (this also records the ghost history the
+    later checks compare against and clears the written-this-step marks): it must
+    be a legal state."""
+    got = check(w, ALL_CHECKS)
+    assert got[0] is None, f"crafted state already violates {name_of(got[0])}: {got}"
+    return w
+
+
+def copy_walk(w):
+    return type(w)(*(a.copy() for a in w))
+
+
 def log_of(w, i):
     n = int(w.node[LOG_END, i])
     return [(int(w.log[ENTRY_EPOCH, i, k]), int(w.log[ENTRY_VALUE, i, k])) for k in range(n)]
@@ -94,6 +131,12 @@ def msgs(w, mtype=None, src=None, dst=None):
                 and (dst is None or m[F_DST] == dst)):
             out.append(k)
     return out
+
+
+def message_action(w, family, row):
+    """The action (family, row, b) that delivers / loses / duplicates message ``row``."""
+    b = int(_fingerprint(w, row)) if _fingerprint is not None else 0
+    return (family, row, b)
 
 
 def msg(w, mtype, src, dst):
@@ -137,7 +180,19 @@ def deliver(w, mtype, src, dst, features=F, expect=0, which=0):
     """Deliver the in-flight message of that type from src to dst (the ``which``-th one)."""
     rows = msgs(w, mtype, src, dst)
     assert len(rows) > which, f"no {MSG_NAMES[mtype]} {src}->{dst} in flight; {describe(w)}"
-    return act(w, (FAM_DELIVER, rows[which], 0), features, expect)
+    return act(w, message_action(w, FAM_DELIVER, rows[which]), features, expect)
+
+
+def duplicate(w, mtype, src, dst, features=F, expect=0):
+    rows = msgs(w, mtype, src, dst)
+    assert rows, f"no {MSG_NAMES[mtype]} {src}->{dst} in flight; {describe(w)}"
+    return act(w, message_action(w, FAM_DUPLICATE, rows[0]), features, expect)
+
+
+def lose(w, mtype, src, dst, features=F, expect=0):
+    rows = msgs(w, mtype, src, dst)
+    assert rows, f"no {MSG_NAMES[mtype]} {src}->{dst} in flight; {describe(w)}"
+    return act(w, message_action(w, FAM_LOSE, rows[0]), features, expect)
 
 
 def request(w, a, b, req, resp, features=F):
@@ -193,5 +248,3 @@ def w3():
 def led():
     return cluster_with_leader()
 
-
-__all__ = [n for n in dir() if not n.startswith("_")]

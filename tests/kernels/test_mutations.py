@@ -1,0 +1,94 @@
+"""The known-bug mutations are found, and the unmutated kernel is clean, on one fixed
+small budget: 5000 swarm walks of depth 500, 3 voters + 1 observer, fixed seed."""
+import collections
+
+import numpy as np
+import pytest
+
+from conftest import (
+    F, F_COMMIT_OLD_EPOCH, F_DOUBLE_VOTE, F_NO_CHECK_QUORUM, F_NOPV, F_RESTARTED_LEADER,
+)
+from kraftwalk.kernels.checkers import (
+    COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, HIGH_WATERMARK_MONOTONIC, INVARIANT_NAMES,
+    LEADER_APPEND_ONLY, LEADER_COMPLETENESS, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK,
+    STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
+)
+from kraftwalk.kernels.layout import make_params
+from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS
+
+SEED = 20240917
+WALKS = 5000
+DEPTH = 500
+PARAMS = make_params(3, 1, 32, 16, 60, 4, DEPTH)
+
+_cache = {}
+
+
+def run(features):
+    if features not in _cache:
+        from kraftwalk.kernels.walk import run_chunk
+        _cache[features] = run_chunk(SEED, 0, WALKS, PARAMS, DEFAULT_WEIGHTS, True, features)
+    return _cache[features]
+
+
+def found(features):
+    """Counter of first-violation invariant names over the budget."""
+    _, viol, _ = run(features)
+    inv = viol[:, 0]
+    return collections.Counter(INVARIANT_NAMES[k - 1] for k in inv[inv > 0])
+
+
+@pytest.mark.parametrize("features", [F, F_NOPV, F_NO_CHECK_QUORUM],
+                         ids=["pre-vote", "no-pre-vote", "no-check-quorum(liveness)"])
+def test_unmutated_kernel_finds_no_violation(features):
+    stats, viol, _ = run(features)
+    assert found(features) == {}, found(features)
+    assert (viol == 0).all()
+    # and the budget is a real one: elections, commits and faults happened
+    from kraftwalk.kernels.layout import STAT_NAMES
+    col = {n: stats[:, k] for k, n in enumerate(STAT_NAMES)}
+    assert col["leader_changes"].sum() > WALKS
+    assert col["committed"].sum() > WALKS
+    assert col["crashes"].sum() > WALKS
+    assert col["truncations"].sum() > 0
+
+
+MUTATIONS = {
+    # mutation features: (the invariant that must be among those found, all it may find)
+    "double-vote": (F_DOUBLE_VOTE, VOTE_UNIQUENESS, {VOTE_UNIQUENESS, ELECTION_SAFETY}),
+    "commit-old-epoch": (F_COMMIT_OLD_EPOCH, COMMIT_CURRENT_EPOCH,
+                         {COMMIT_CURRENT_EPOCH, STATE_MACHINE_SAFETY, LEADER_COMPLETENESS,
+                          MAJORITY_REACHED_HIGH_WATERMARK}),
+    "restarted-leader": (F_RESTARTED_LEADER, LEADER_APPEND_ONLY,
+                         {LEADER_APPEND_ONLY, HIGH_WATERMARK_MONOTONIC, LOG_MATCHING,
+                          STATE_MACHINE_SAFETY, LEADER_COMPLETENESS,
+                          MAJORITY_REACHED_HIGH_WATERMARK, ELECTION_SAFETY}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+def test_safety_mutation_is_found(name):
+    features, main, allowed = MUTATIONS[name]
+    got = found(features)
+    assert sum(got.values()) > 0, f"{name}: no walk found a violation"
+    assert INVARIANT_NAMES[main] in got, got
+    assert set(got) <= {INVARIANT_NAMES[i] for i in allowed}, got
+    # the expected invariant is the one that catches it first in most walks
+    assert got.most_common(1)[0][0] == INVARIANT_NAMES[main], got
+
+
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+def test_violation_rows_are_well_formed(name):
+    """Including the step: the 1-based number of the action that caused the violation,
+    also for a double vote the vote handler itself reports."""
+    features, _, _ = MUTATIONS[name]
+    stats, viol, _ = run(features)
+    bad = viol[viol[:, 0] > 0]
+    inv, step, a, b, epoch, offset = bad.T
+    assert ((step >= 1) & (step <= DEPTH)).all()
+    assert ((a >= 0) & (a < 4)).all() and ((b >= -1) & (b < 4)).all()
+    assert ((epoch >= 0) & (epoch <= PARAMS[5])).all()
+    assert (offset >= -1).all()
+    # a walk stops at its first violation: its step count is the violation's step
+    steps = stats[viol[:, 0] > 0, 0]
+    np.testing.assert_array_equal(steps, step)
