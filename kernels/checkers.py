@@ -16,7 +16,6 @@ changes what another sees. The first violation of a walk is kept in
 ``w.scal[V_*]``. Invariant ids are the bit positions of the checks in the
 feature mask.
 """
-import numpy as np
 from .jit import kernel
 
 from .layout import (

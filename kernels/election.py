@@ -19,9 +19,8 @@ from .layout import (
 from .log import last_epoch, log_up_to_date
 from .network import new_message
 from .quorum_state import (
-    has_majority, is_voter, transition_to_candidate, transition_to_follower,
+    accept_response, has_majority, is_voter, transition_to_candidate, transition_to_follower,
     transition_to_leader, transition_to_prospective, transition_to_unattached, vote_rejected,
-    maybe_handle_common_response,
 )
 
 
@@ -89,16 +88,6 @@ def on_election_timeout(w, i, features):
             w.scal[S_BOUND_HIT] = BOUND_EPOCH
             return
         transition_to_unattached(w, i, w.node[EPOCH, i] + 1, -1)
-
-
-@kernel
-def send_vote_request_enabled(w, i, j):
-    r = w.node[ROLE, i]
-    if w.node[UP, i] == 0 or not (r == PROSPECTIVE or r == CANDIDATE):
-        return False
-    if j == i or not is_voter(w, j) or vote_rejected(w, i):
-        return False
-    return ((w.node[GRANTED, i] | w.node[REJECTED, i]) >> j) & 1 == 0
 
 
 @kernel
@@ -185,11 +174,8 @@ def handle_vote_response(w, s, features):
     m = w.msgs[s]
     i = m[F_DST]
     src = m[F_SRC]
-    if w.peer[INFLIGHT, i, src] != m[F_CORR]:
-        return  # not the response Kafka's RequestManager expects: dropped
-    w.peer[INFLIGHT, i, src] = 0
-    if maybe_handle_common_response(w, i, m[F_ERROR], m[F_LEADER], m[F_EPOCH]):
-        return
+    if not accept_response(w, s):
+        return  # not the response the nominee waits for, or only an epoch/leader hint
     r = w.node[ROLE, i]
     pre_vote = m[F_PRE_VOTE] == 1
     if not ((r == PROSPECTIVE and pre_vote) or (r == CANDIDATE and not pre_vote)):

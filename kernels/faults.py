@@ -4,13 +4,13 @@ from .jit import kernel
 from .election import maybe_transition_forward, start_election
 from .features import MUT_RESTARTED_LEADER
 from .layout import (
-    ACKED_MASK, CANDIDATE, EPOCH, EPOCH_START, FETCHED_MASK, FLUSHED_END, FOLLOWER, GRANTED,
-    HAS_FETCHED, HW, LEADER, LEADER_ID, LINKS, LOG_END, PREFERRED, P_NODES, P_VOTERS, REJECTED,
-    RESIGNED, ROLE, S_CRASHES, S_MSGS_LOST, UNATTACHED, UP, VOTED_ID,
+    ACKED_MASK, CANDIDATE, EPOCH, EPOCH_START, FLUSHED_END, FOLLOWER, GRANTED, HW, LEADER,
+    LEADER_ID, LINKS, LOG_END, PREFERRED, P_NODES, P_VOTERS, RESIGNED, ROLE, S_CRASHES,
+    S_MSGS_LOST, UNATTACHED, UP, VOTED_ID,
 )
 from .log import last_epoch, truncate_to
 from .network import duplicate_message, remove_message
-from .quorum_state import reset_connections, reset_leader_state
+from .quorum_state import clear_volatile, reset_connections, reset_leader_state
 
 
 @kernel
@@ -37,12 +37,7 @@ def restart_node(w, i, features):
         return False
     w.node[UP, i] = 1
     w.node[HW, i] = -1
-    w.node[GRANTED, i] = 0
-    w.node[REJECTED, i] = 0
-    w.node[HAS_FETCHED, i] = 0
-    w.node[ACKED_MASK, i] = 0
-    w.node[FETCHED_MASK, i] = 0
-    w.node[PREFERRED, i] = 0
+    clear_volatile(w, i)
     reset_connections(w, i)
     voter = i < w.scal[P_VOTERS]
     log_epoch = last_epoch(w, i)

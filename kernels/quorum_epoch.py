@@ -6,10 +6,10 @@ from .layout import (
     ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, C_NEXT_CORR,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, EPOCH, ERR_FENCED_LEADER_EPOCH,
     ERR_NONE, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_REQ_LEADER, F_SRC,
-    F_SUCCESSORS, INFLIGHT, LEADER, LEADER_ID, PREFERRED, RESIGNED, ROLE, UP,
+    F_SUCCESSORS, INFLIGHT, LEADER, LEADER_ID, PREFERRED, RESIGNED, ROLE,
 )
 from .network import new_message
-from .quorum_state import is_voter, maybe_handle_common_response, maybe_transition
+from .quorum_state import accept_response, maybe_transition
 
 
 @kernel
@@ -35,12 +35,6 @@ def _respond(w, mtype, s, error):
 
 
 @kernel
-def send_begin_quorum_epoch_enabled(w, i, j):
-    return (w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and j != i and is_voter(w, j)
-            and (w.node[ACKED_MASK, i] >> j) & 1 == 0)
-
-
-@kernel
 def send_begin_quorum_epoch(w, i, j):
     """The leader (re)announces itself to a voter that has not acknowledged it yet."""
     _send_request(w, BEGIN_QUORUM_EPOCH_REQUEST, i, j)
@@ -62,19 +56,10 @@ def handle_begin_quorum_epoch_response(w, s):
     m = w.msgs[s]
     i = m[F_DST]
     src = m[F_SRC]
-    if w.peer[INFLIGHT, i, src] != m[F_CORR]:
-        return
-    w.peer[INFLIGHT, i, src] = 0
-    if maybe_handle_common_response(w, i, m[F_ERROR], m[F_LEADER], m[F_EPOCH]):
+    if not accept_response(w, s):
         return
     if w.node[ROLE, i] == LEADER:
         w.node[ACKED_MASK, i] |= 1 << src  # addAcknowledgementFrom
-
-
-@kernel
-def send_end_quorum_epoch_enabled(w, i, j):
-    return (w.node[UP, i] == 1 and w.node[ROLE, i] == RESIGNED and j != i and is_voter(w, j)
-            and (w.node[ACKED_MASK, i] >> j) & 1 == 0)
 
 
 @kernel
@@ -106,10 +91,7 @@ def handle_end_quorum_epoch_response(w, s):
     m = w.msgs[s]
     i = m[F_DST]
     src = m[F_SRC]
-    if w.peer[INFLIGHT, i, src] != m[F_CORR]:
-        return
-    w.peer[INFLIGHT, i, src] = 0
-    if maybe_handle_common_response(w, i, m[F_ERROR], m[F_LEADER], m[F_EPOCH]):
+    if not accept_response(w, s):
         return
     if w.node[ROLE, i] == RESIGNED:
         w.node[ACKED_MASK, i] |= 1 << src  # acknowledgeResignation

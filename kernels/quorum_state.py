@@ -12,10 +12,10 @@ from .jit import kernel
 from .layout import (
     ACKED_MASK, BOUND_EPOCH, BOUND_LOG, CANDIDATE, C_NEXT_VALUE, EPOCH, EPOCH_START,
     ERR_FENCED_LEADER_EPOCH, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
-    FETCHED_MASK, FOLLOWER, GRANTED, HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END,
-    PREFERRED, PROSPECTIVE, P_MAJORITY, P_MAX_EPOCH, P_VOTERS, REJECTED, REPLICA_END, RESIGNED,
-    ROLE, S_BOUND_HIT, S_ELECTIONS, S_LEADER_CHANGES, S_MAX_EPOCH, S_PRE_ELECTIONS,
-    S_RESIGNATIONS, UNATTACHED, VOTED_ID,
+    FETCHED_MASK, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_SRC, GRANTED,
+    HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, PREFERRED, PROSPECTIVE, P_MAJORITY,
+    P_MAX_EPOCH, P_VOTERS, REJECTED, REPLICA_END, RESIGNED, ROLE, S_BOUND_HIT, S_ELECTIONS,
+    S_LEADER_CHANGES, S_MAX_EPOCH, S_PRE_ELECTIONS, S_RESIGNATIONS, UNATTACHED, VOTED_ID,
 )
 from .log import append_entry
 
@@ -53,7 +53,8 @@ def _enter_epoch(w, i, epoch):
 
 
 @kernel
-def _clear_volatile(w, i):
+def clear_volatile(w, i):
+    """Forget the volatile per-role state (tallies, check-quorum and ack bookkeeping)."""
     w.node[GRANTED, i] = 0
     w.node[REJECTED, i] = 0
     w.node[HAS_FETCHED, i] = 0
@@ -73,7 +74,7 @@ def transition_to_unattached(w, i, epoch, leader):
     elif leader >= 0:
         w.node[LEADER_ID, i] = leader
     w.node[ROLE, i] = UNATTACHED
-    _clear_volatile(w, i)
+    clear_volatile(w, i)
     reset_connections(w, i)
 
 
@@ -83,7 +84,7 @@ def transition_to_follower(w, i, epoch, leader):
     _enter_epoch(w, i, epoch)
     w.node[LEADER_ID, i] = leader
     w.node[ROLE, i] = FOLLOWER
-    _clear_volatile(w, i)
+    clear_volatile(w, i)
     reset_connections(w, i)
 
 
@@ -91,7 +92,7 @@ def transition_to_follower(w, i, epoch, leader):
 def transition_to_prospective(w, i):
     """Prospective (pre-vote) in the same epoch, keeping vote and leader id; memory-only."""
     w.node[ROLE, i] = PROSPECTIVE
-    _clear_volatile(w, i)
+    clear_volatile(w, i)
     w.node[GRANTED, i] = 1 << i
     reset_connections(w, i)
     w.scal[S_PRE_ELECTIONS] += 1
@@ -106,7 +107,7 @@ def transition_to_candidate(w, i):
     _enter_epoch(w, i, w.node[EPOCH, i] + 1)
     w.node[VOTED_ID, i] = i
     w.node[ROLE, i] = CANDIDATE
-    _clear_volatile(w, i)
+    clear_volatile(w, i)
     w.node[GRANTED, i] = 1 << i
     reset_connections(w, i)
     w.scal[S_ELECTIONS] += 1
@@ -148,7 +149,7 @@ def transition_to_leader(w, i):
 def transition_to_resigned(w, i, successors):
     """Resigned in the same epoch; EndQuorumEpoch goes to every other voter until acked."""
     w.node[ROLE, i] = RESIGNED
-    _clear_volatile(w, i)
+    clear_volatile(w, i)
     w.node[ACKED_MASK, i] = 1 << i
     w.node[PREFERRED, i] = successors
     reset_connections(w, i)
@@ -194,6 +195,20 @@ def maybe_transition(w, i, leader, epoch):
             transition_to_unattached(w, i, epoch, -1)
     elif epoch == w.node[EPOCH, i] and follows_new_leader(w, i, leader):
         transition_to_follower(w, i, epoch, leader)
+
+
+@kernel
+def accept_response(w, s):
+    """Is the response in scratch row s the one its receiver waits for (Kafka's
+    RequestManager.isResponseExpected)? If so it is no longer outstanding, and
+    maybeHandleCommonResponse runs; True when the body should be processed."""
+    m = w.msgs[s]
+    i = m[F_DST]
+    src = m[F_SRC]
+    if w.peer[INFLIGHT, i, src] != m[F_CORR]:
+        return False
+    w.peer[INFLIGHT, i, src] = 0
+    return not maybe_handle_common_response(w, i, m[F_ERROR], m[F_LEADER], m[F_EPOCH])
 
 
 @kernel

@@ -20,7 +20,7 @@ from .layout import (
 from .log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate_to
 from .network import new_message
 from .quorum_state import (
-    has_majority, is_voter, maybe_handle_common_response, transition_to_resigned,
+    accept_response, has_majority, is_voter, transition_to_resigned,
 )
 
 
@@ -59,10 +59,7 @@ def handle_fetch_response(w, s, features):
     m = w.msgs[s]
     i = m[F_DST]
     src = m[F_SRC]
-    if w.peer[INFLIGHT, i, src] != m[F_CORR]:
-        return
-    w.peer[INFLIGHT, i, src] = 0
-    if maybe_handle_common_response(w, i, m[F_ERROR], m[F_LEADER], m[F_EPOCH]):
+    if not accept_response(w, s):
         return
     if w.node[ROLE, i] != FOLLOWER or w.node[LEADER_ID, i] != src:
         return

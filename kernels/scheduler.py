@@ -13,7 +13,7 @@ from .jit import kernel
 
 from .election import (
     election_timeout_enabled, handle_vote_request, handle_vote_response, on_election_timeout,
-    send_vote_request, send_vote_request_enabled,
+    send_vote_request,
 )
 from .faults import change_partition, crash_node, duplicate, lose_message, restart_node
 from .layout import (
@@ -27,7 +27,7 @@ from .network import capacity, link_up, take_message
 from .quorum_epoch import (
     handle_begin_quorum_epoch_request, handle_begin_quorum_epoch_response,
     handle_end_quorum_epoch_request, handle_end_quorum_epoch_response, send_begin_quorum_epoch,
-    send_begin_quorum_epoch_enabled, send_end_quorum_epoch, send_end_quorum_epoch_enabled,
+    send_end_quorum_epoch,
 )
 from .replication import (
     check_quorum_enabled, check_quorum_expired, client_append, client_append_enabled,
