@@ -148,16 +148,17 @@ class Histograms:
 
 # ---- the run ---------------------------------------------------------------------
 def _chunks(cfg: RunConfig, deadline: float | None) -> Iterator[tuple[int, int]]:
+    """Walk ranges (first, count): up to cfg.walks walks, and none started after the
+    deadline (time.monotonic()), whichever comes first."""
     first = 0
     while True:
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+        count = cfg.chunk_walks
         if cfg.walks is not None:
             if first >= cfg.walks:
                 return
-            count = min(cfg.chunk_walks, cfg.walks - first)
-        else:
-            if time.monotonic() >= deadline:
-                return
-            count = cfg.chunk_walks
+            count = min(count, cfg.walks - first)
         yield first, count
         first += count
 
@@ -253,7 +254,8 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
 
     jit_seconds = warm_up(params, cfg.weights, features)
     started = time.monotonic()
-    deadline = None if cfg.walks is not None else started + cfg.effective_duration
+    duration = cfg.effective_duration
+    deadline = None if duration is None else started + duration
 
     walks = steps = disabled = 0
     by_invariant: Counter = Counter()

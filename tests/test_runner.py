@@ -102,3 +102,9 @@ def test_dask_backend_gives_the_same_walks(tmp_path):
     run_swarm(small(tmp_path, "dask", walks=300, backend="dask", workers=2))
     assert pq.read_table(tmp_path / "loky" / "walks.parquet").equals(
         pq.read_table(tmp_path / "dask" / "walks.parquet"))
+
+
+def test_walks_and_duration_stop_at_whichever_comes_first(tmp_path):
+    res = run_swarm(RunConfig(walks=10**9, duration=0.5, depth=100, workers=1, chunk_walks=64,
+                              out=str(tmp_path / "both")))
+    assert 64 <= res["walks"] < 10**9
