@@ -8,9 +8,11 @@ kernel's) handlers. It shares nothing with the kernel but constants (role,
 message and error codes, action families, feature bits, invariant ids).
 
 Where this model believes the kernel differs from Apache Kafka it follows
-Kafka, and names the difference in :mod:`kraftwalk.reference.deviations`; a
-``ReferenceCluster`` built with ``kernel_compat=...`` adopts the kernel's choice
-for the named differences instead, so a differential test can look past them.
+Kafka, and names the difference in :mod:`kraftwalk.reference.deviations` while
+it is open; a ``ReferenceCluster`` built with ``kernel_compat=...`` adopts the
+kernel's choice for named open differences, so a differential test can look
+past them. Where the choice is a modelling convention (message slot order, the
+action encoding, counters, the bounds that end a walk) it mirrors the kernel.
 
 Entry points:
 

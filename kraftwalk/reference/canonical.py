@@ -29,25 +29,32 @@ def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, gra
     """``fetched``/``acked``/``links`` exclude the node itself; ``preferred`` is a bool for a
     follower, the set of successors for a resigned leader; ``inflight`` maps a destination
     to the correlation id of the outstanding request."""
-    view = dict.fromkeys(NODE_FIELDS)
-    view.update(
-        up=bool(up), epoch=int(epoch), voted_id=int(voted_id), leader_id=int(leader_id),
-        log=tuple((int(e), int(v)) for e, v in log), flushed_end=int(flushed_end),
-        links=_ids(links),
-    )
+    view = {
+        "up": bool(up), "role": None, "epoch": int(epoch), "voted_id": int(voted_id),
+        "leader_id": int(leader_id), "log": tuple((int(e), int(v)) for e, v in log),
+        "flushed_end": int(flushed_end), "hw": None, "granted": None, "rejected": None,
+        "has_fetched": None, "epoch_start": None, "fetched": None, "acked": None,
+        "preferred": None, "links": _ids(links), "inflight": None, "replica_end": None,
+    }
     if not up:
         return view
-    view.update(role=int(role), hw=int(hw),
-                inflight=tuple(sorted((int(j), int(c)) for j, c in inflight.items() if c)))
+    view["role"] = int(role)
+    view["hw"] = int(hw)
+    view["inflight"] = tuple(sorted((int(j), int(c)) for j, c in inflight.items() if c))
     if role in (PROSPECTIVE, CANDIDATE):
-        view.update(granted=_ids(granted), rejected=_ids(rejected))
+        view["granted"] = _ids(granted)
+        view["rejected"] = _ids(rejected)
     elif role == FOLLOWER:
-        view.update(has_fetched=bool(has_fetched), preferred=bool(preferred))
+        view["has_fetched"] = bool(has_fetched)
+        view["preferred"] = bool(preferred)
     elif role == LEADER:
-        view.update(epoch_start=int(epoch_start), fetched=_ids(fetched), acked=_ids(acked),
-                    replica_end=tuple(int(x) for x in replica_end))
+        view["epoch_start"] = int(epoch_start)
+        view["fetched"] = _ids(fetched)
+        view["acked"] = _ids(acked)
+        view["replica_end"] = tuple(int(x) for x in replica_end)
     elif role == RESIGNED:
-        view.update(acked=_ids(acked), preferred=_ids(preferred))
+        view["acked"] = _ids(acked)
+        view["preferred"] = _ids(preferred)
     return view
 
 
@@ -72,6 +79,12 @@ def diff(a: dict, b: dict) -> list[str]:
                 for f in NODE_FIELDS:
                     if nx.get(f) != ny.get(f):
                         out.append(f"nodes[{i}].{f}: {nx.get(f)!r} != {ny.get(f)!r}")
+        elif key == "messages" and isinstance(x, list) and isinstance(y, list):
+            for k in range(max(len(x), len(y))):
+                mx = x[k] if k < len(x) else "(none)"
+                my = y[k] if k < len(y) else "(none)"
+                if mx != my:
+                    out.append(f"messages[{k}]: {mx!r} != {my!r}")
         elif key == "stats" and isinstance(x, dict) and isinstance(y, dict):
             for s in sorted(set(x) | set(y)):
                 if x.get(s) != y.get(s):

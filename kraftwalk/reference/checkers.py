@@ -69,18 +69,26 @@ class History:
         self.prev_epoch = [0] * n_nodes
         self.top_hw = (-1, -1)
         self.during_step: list[Violation] = []   # found by a protocol handler mid-step
+        self.logs_before: list = []
 
     # ---- called by the protocol ------------------------------------------------------
+    def begin_step(self, c) -> None:
+        """Remember every log as it was before the step (to tell what the step wrote)."""
+        self.logs_before = [list(node.log) for node in c.nodes]
+
+    def written_from(self, node) -> int:
+        """First offset of node's log that the current step (re)wrote; its log end if none."""
+        before = self.logs_before[node.id] if self.logs_before else []
+        return first_difference(before, node.log, node.log_end)
+
     def vote_granted(self, c, voter: int, candidate: int, epoch: int) -> None:
         """A standard vote was granted. Recorded by the handler itself, so a second vote is
         caught even when the voter's persisted vote is not overwritten."""
         prev = self.votes.setdefault((voter, epoch), candidate)
         if prev != candidate:
-            step = c.steps + 1
-            if "vote_uniqueness_step_off_by_one" in c.compat:
-                step = c.steps
+            # found while the step runs, before it is counted: numbered as its checks are
             self.during_step.append(
-                Violation(VOTE_UNIQUENESS, step, voter, candidate, epoch, -1))
+                Violation(VOTE_UNIQUENESS, c.steps + 1, voter, candidate, epoch, -1))
 
     # ---- the committed log -----------------------------------------------------------
     def reach_before(self, epoch: int) -> int:
@@ -100,7 +108,15 @@ class History:
 
 def check_invariants(c, checks: int) -> Optional[Violation]:
     """Check every invariant after a step; return the first violation found in it (None if
-    none). ``checks`` is the feature mask: bit i enables invariant i's report."""
+    none). ``checks`` is the feature mask: bit i enables invariant i's report.
+
+    The order decides which violation is kept when one step breaks several invariants
+    (the kernel's order): first what a protocol handler found mid-step; then node by node
+    its own invariants (EpochMonotonic, VoteUniqueness, and for a leader ElectionSafety,
+    LeaderAppendOnly, LeaderCompleteness, CommitCurrentEpoch; HighWatermarkValid;
+    StateMachineSafety/ObserverConsistency; LogMatching for the entries it wrote in this
+    step); then every leader again (LeaderCompleteness if the committed log grew in this
+    step, MajorityReachedHighWatermark); last HighWatermarkMonotonic."""
     h: History = c.history
     found: list[Violation] = []
     step = c.steps
@@ -115,7 +131,8 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
     h.during_step.clear()
 
     voters = c.params.voters
-    top = None
+    leaders = [node for node in c.nodes if node.up and node.role == LEADER]
+    extended = False
     for node in c.nodes:
         i, e = node.id, node.epoch
 
@@ -130,13 +147,11 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
             if prev != node.voted_id:
                 report(VOTE_UNIQUENESS, i, node.voted_id, e)
 
-        if node.up and node.role == LEADER:
+        if node in leaders:
             # ElectionSafety: at most one leader per epoch, over the whole history.
             first = h.leader_of_epoch.setdefault(e, i)
             if first != i:
                 report(ELECTION_SAFETY, first, i, e)
-            if top is None or e > top.epoch:
-                top = node
 
             # LeaderAppendOnly: while a node leads one epoch (across crashes too), its log
             # only grows: the log it had when last seen leading is a prefix of its log now.
@@ -146,22 +161,12 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
                        first_difference(led_log, node.log, len(led_log)))
             h.last_led[i] = (e, list(node.log))
 
-            # LeaderCompleteness: entries committed in earlier epochs are in its log.
-            need = h.reach_before(e)
-            if node.log[:need] != h.committed[:need]:
-                report(LEADER_COMPLETENESS, i, -1, e,
-                       first_difference(node.log, h.committed, need))
+            check_leader_completeness(h, node, report)
 
+            # CommitCurrentEpoch: the leader's HW ends on an entry of its own epoch.
             hw = node.hw
-            if hw is not None and 0 < hw <= node.log_end:
-                # CommitCurrentEpoch: the leader's HW ends on an entry of its own epoch.
-                if node.log[hw - 1][0] != e:
-                    report(COMMIT_CURRENT_EPOCH, i, -1, e, hw - 1)
-                # MajorityReachedHighWatermark: a majority of voters hold [0, HW) as the
-                # leader does.
-                holders = sum(1 for j in range(voters) if c.nodes[j].log[:hw] == node.log[:hw])
-                if holders < c.params.majority:
-                    report(MAJORITY_REACHED_HIGH_WATERMARK, i, -1, e, hw - 1)
+            if hw is not None and 0 < hw <= node.log_end and node.log[hw - 1][0] != e:
+                report(COMMIT_CURRENT_EPOCH, i, -1, e, hw - 1)
 
         # HighWatermarkValid: HW <= log end.
         if node.hw is not None and node.hw > node.log_end:
@@ -179,8 +184,28 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
             elif covered > clen:
                 if node.voter:
                     h.extend_committed(node, covered)
+                    extended = True
                 else:
                     report(OBSERVER_CONSISTENCY, i, -1, e, clen)
+
+        # LogMatching, for the entries this node wrote in this step (the others were
+        # checked when they were written).
+        bad = log_matching_violation(c.nodes, node, h.written_from(node))
+        if bad is not None:
+            report(LOG_MATCHING, *bad)
+
+    top = None
+    for node in leaders:
+        if top is None or node.epoch > top.epoch:
+            top = node
+        if extended:
+            check_leader_completeness(h, node, report)
+        # MajorityReachedHighWatermark: a majority of voters hold [0, HW) as the leader does.
+        hw = node.hw
+        if hw is not None and 0 < hw <= node.log_end:
+            holders = sum(1 for j in range(voters) if c.nodes[j].log[:hw] == node.log[:hw])
+            if holders < c.params.majority:
+                report(MAJORITY_REACHED_HIGH_WATERMARK, node.id, -1, node.epoch, hw - 1)
 
     # HighWatermarkMonotonic (Kafka's MonotonicHighWatermark): the HW of the highest-epoch
     # leader never goes down; a leader of a lower epoch than one already seen is ignored.
@@ -191,26 +216,36 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
                 report(HIGH_WATERMARK_MONOTONIC, top.id, -1, top.epoch, top.hw)
             h.top_hw = (top.epoch, top.hw)
 
-    # LogMatching: wherever two logs have an entry of the same epoch at the same offset,
-    # the logs are identical up to and including that offset.
-    if checks & (1 << LOG_MATCHING) and not found:
+    # LogMatching over every pair of logs, from the definition: a safety net under the
+    # incremental check above (it must never find anything that one missed).
+    if not found:
         bad = log_matching_violation(c.nodes)
         if bad is not None:
-            i, j, epoch, offset = bad
-            report(LOG_MATCHING, i, j, epoch, offset)
+            report(LOG_MATCHING, *bad)
 
     return found[0] if found else None
 
 
-def log_matching_violation(nodes) -> Optional[tuple]:
-    """(i, j, epoch, first differing offset) for a pair of logs breaking LogMatching."""
-    for a in nodes:
+def check_leader_completeness(h: History, node, report) -> None:
+    """LeaderCompleteness: the entries committed in epochs before the leader's are in its log."""
+    need = h.reach_before(node.epoch)
+    if node.log[:need] != h.committed[:need]:
+        report(LEADER_COMPLETENESS, node.id, -1, node.epoch,
+               first_difference(node.log, h.committed, need))
+
+
+def log_matching_violation(nodes, only=None, from_offset: int = 0) -> Optional[tuple]:
+    """(i, j, epoch, first differing offset) for a pair of logs that breaks LogMatching:
+    an entry of the same epoch at the same offset, but different logs up to there.
+    With ``only``: pairs with that node, at offsets >= ``from_offset`` of its log."""
+    firsts = nodes if only is None else [only]
+    for a in firsts:
         for b in nodes:
-            if b.id <= a.id:
+            if b is a or (only is None and b.id < a.id):
                 continue
             length = min(a.log_end, b.log_end)
             d = first_difference(a.log, b.log, length)
-            for k in range(d, length):
+            for k in range(max(d, from_offset), length):
                 if a.log[k][0] == b.log[k][0]:
                     return (a.id, b.id, a.log[k][0], d)
     return None

@@ -38,6 +38,7 @@ from kraftwalk.kernels.scheduler import (
 from . import canonical
 from .checkers import History, Violation, check_invariants
 from .deviations import check_names
+from .encoding import message_fingerprint
 from .election import (
     election_timeout_enabled, handle_vote_request, handle_vote_response, on_election_timeout,
     send_vote_request,
@@ -133,14 +134,29 @@ class ReferenceCluster:
             return others - node.acked
         return set()
 
+    def message_matches(self, k: int, fingerprint: int) -> bool:
+        return 0 <= k < len(self.net) and message_fingerprint(self.net.messages[k]) == fingerprint
+
+    def resolve_message(self, k: int, fingerprint: int) -> int:
+        """The slot a message action applies to: k if the message there has the fingerprint,
+        else the first one that has it, else -1 (see :mod:`.encoding`)."""
+        if self.message_matches(k, fingerprint):
+            return k
+        for j, msg in enumerate(self.net.messages):
+            if message_fingerprint(msg) == fingerprint:
+                return j
+        return -1
+
     def action_enabled(self, action) -> bool:
+        """Whether action (family, a, b) may be applied now (for a message action, ``a``
+        is the slot after resolving the fingerprint ``b``)."""
         f, a, b = (int(x) for x in action)
         n = self.params.nodes
         nm = len(self.net)
         if f in (FAM_DELIVER, FAM_LOSE):
-            return 0 <= a < nm
+            return self.message_matches(a, b)
         if f == FAM_DUPLICATE:
-            return 0 <= a < nm and nm < self.params.msg_slots
+            return self.message_matches(a, b) and nm < self.params.msg_slots
         if f == FAM_PARTITION:
             return 0 <= a < 4
         if not 0 <= a < n:
@@ -164,13 +180,31 @@ class ReferenceCluster:
             return not node.up
         return False
 
+    def enabled(self, action) -> bool:
+        """Whether ``apply(action)`` would do something, without doing it."""
+        f, a, b = (int(x) for x in action)
+        if f in (FAM_DELIVER, FAM_LOSE, FAM_DUPLICATE):
+            a = self.resolve_message(a, b)
+        if not self.action_enabled((f, a, b)):
+            return False
+        if f == FAM_PARTITION:
+            saved = [set(node.links) for node in self.nodes]
+            changed = change_partition(self, a, b)
+            for node, links in zip(self.nodes, saved):
+                node.links = links
+            return changed
+        return True
+
     # ---- applying actions -----------------------------------------------------------------
     def apply(self, action) -> bool:
         """Apply action (family, a, b). False, with nothing changed, if it is not enabled
         (or is a partition that would change nothing)."""
-        if not self.action_enabled(action):
-            return False
         f, a, b = (int(x) for x in action)
+        if f in (FAM_DELIVER, FAM_LOSE, FAM_DUPLICATE):
+            a = self.resolve_message(a, b)
+        if not self.action_enabled((f, a, b)):
+            return False
+        self.history.begin_step(self)
         if f == FAM_PARTITION:
             if not change_partition(self, a, b):
                 return False

@@ -1,13 +1,19 @@
 """Where the kernel and Apache Kafka (as this model reads it) disagree.
 
-The reference model follows Kafka (apache/kafka ``raft/``, KafkaRaftClient and
-QuorumState at commit 0bce3346, the newest stored). Each entry below is one
-place where the Numba kernel does something else. A ``ReferenceCluster`` built
-with ``kernel_compat={name, ...}`` does what the kernel does for those names,
-so the differential test can check everything else while a disagreement stays
-open. Modelling conventions (message slot order, the action encoding, counters,
-what the untimed model lets happen "at any time") are not listed here: the
-reference mirrors them.
+The reference model follows Kafka (apache/kafka ``raft/``: KafkaRaftClient,
+QuorumState, ProspectiveState at commit 0bce3346, the newest stored). When the
+differential test finds the kernel doing something else, the place goes in
+``DEVIATIONS`` while it is open: ``ReferenceCluster(..., kernel_compat={name})``
+must then do what the kernel does for that name (each protocol module tests
+``name in c.compat`` at the one place concerned), so the test can look past it
+and keep checking everything else. ``RESOLVED`` keeps the record of the ones
+the kernel has since fixed.
+
+Modelling conventions are not deviations and the reference mirrors them: message
+slot order and the action encoding, counters, what the untimed model lets happen
+"at any time", the bounds that end a walk, and the kernel's explicit choices to
+let a broken promise be reported by a checker rather than crash the node as
+Kafka does (a follower asked to truncate below its HW, or handed a lower HW).
 """
 from __future__ import annotations
 
@@ -17,77 +23,87 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Deviation:
     name: str
-    kernel: str      # where the kernel does it
+    kernel: str       # where the kernel does it (file, line, commit)
     kernel_does: str
     kafka_does: str
+    status: str = "open"
 
 
-DEVIATIONS: dict[str, Deviation] = {d.name: d for d in (
+# Open disagreements (none at present).
+DEVIATIONS: dict[str, Deviation] = {}
+
+# Found while writing this model and its differential test (kernel 9ad5478 .. c37cc76).
+RESOLVED: tuple[Deviation, ...] = (
     Deviation(
         "restart_candidate_keeps_leader",
-        "kernels/faults.py restart_node (the `VOTED_ID == i` branch)",
-        "a node that restarts as Candidate (it had voted for itself in its epoch) keeps the "
-        "leader id it had learned in that epoch",
+        "kernels/faults.py:64 (restart_node, `VOTED_ID == i` branch)",
+        "a node that restarts as Candidate (it had voted for itself in its epoch, then "
+        "learnt the leader L) keeps leader id L",
         "QuorumState.initialize builds a CandidateState, whose election() is "
-        "withVotedCandidate (no leader), and writes it back durably: the leader is forgotten. "
-        "Observable: the restarted Candidate's vote requests are answered with leader L and "
-        "maybeHandleCommonResponse makes it Follower of L at once (!hasLeader); the kernel "
-        "keeps it Candidate, answers with leader L, and a lost pre-vote later makes it "
-        "Follower where Kafka would go Unattached",
+        "withVotedCandidate (no leader), and writes it back durably: L is forgotten. So its "
+        "vote requests are answered with leader L and maybeHandleCommonResponse makes it "
+        "Follower of L (!hasLeader); the kernel stayed Candidate, answered others with leader "
+        "L, and after a lost pre-vote went Follower where Kafka goes Unattached",
+        "fixed in de0468b",
     ),
     Deviation(
         "prospective_refollows_known_leader",
-        "kernels/quorum_state.py maybe_transition (`LEADER_ID == leader and role != FOLLOWER`)",
-        "a Prospective that already knows leader L (it came from Follower of L) becomes "
-        "Follower of L again on a same-epoch BeginQuorumEpoch/EndQuorumEpoch (or error "
-        "response) naming L",
-        "maybeTransition only re-follows a known leader when the message carries more "
-        "endpoints than the state knows; ProspectiveState keeps the leader's endpoints from "
-        "FollowerState (transitionToProspective passes state.leaderEndpoints()), so the "
-        "Prospective stays Prospective (only Unattached/Candidate report empty endpoints)",
+        "kernels/quorum_state.py:186 (maybe_transition, "
+        "`LEADER_ID == leader and role != FOLLOWER`)",
+        "a Prospective that knows leader L (it came from Follower of L) became Follower of L "
+        "again on a same-epoch BeginQuorumEpoch / EndQuorumEpoch naming L",
+        "maybeTransition re-follows a known leader only when the message brings more "
+        "endpoints than the state holds; ProspectiveState keeps FollowerState's leader "
+        "endpoints, so the Prospective stays Prospective (its pre-vote goes on)",
+        "fixed in de0468b",
     ),
     Deviation(
         "no_observer_switch_to_leader",
-        "kernels/replication.py handle_fetch_response (no maybeSwitchObserverFetchToLeader)",
-        "an Unattached observer that still knows leader L (after its fetch timeout) ignores "
-        "a successful FetchResponse from L: maybe_handle_common_response does not re-follow "
-        "a known leader, and the role check then drops the records and the HW",
-        "handleFetchResponse first calls maybeSwitchObserverFetchToLeader: same epoch, "
-        "Unattached, leader id present -> transitionToFollower(leader); the response is then "
-        "handled as a follower's (records appended, HW updated, fetch timer reset)",
+        "kernels/replication.py:65-67 (handle_fetch_response) with quorum_state.py:201",
+        "an Unattached observer that still knows leader L (after its fetch timeout) ignored a "
+        "successful FetchResponse from L: no re-follow, records and HW dropped",
+        "handleFetchResponse first runs maybeSwitchObserverFetchToLeader: same epoch, "
+        "Unattached, leader named -> transitionToFollower, then appends the records and "
+        "takes the HW",
+        "fixed in de0468b",
     ),
     Deviation(
         "no_single_voter_restart_election",
-        "kernels/faults.py restart_node",
-        "a single voter restarts in the role its persisted state gives (Unattached, Resigned "
-        "or Candidate) and waits for a timeout action",
-        "KafkaRaftClient.initialize: when it is the only voter and Unattached/Follower/"
-        "Resigned it calls transitionToProspective, which short-circuits to Candidate (epoch "
-        "+ 1) and Leader; a restarted Candidate runs onBecomeCandidate, which makes it Leader "
-        "at once",
+        "kernels/faults.py:71 (restart_node)",
+        "a lone voter restarted Unattached / Resigned / Candidate and waited for a timeout",
+        "KafkaRaftClient.initialize: the only voter, Unattached/Follower/Resigned, calls "
+        "transitionToProspective (short-circuits to Candidate at epoch + 1, then Leader); a "
+        "restarted Candidate runs onBecomeCandidate and leads at once",
+        "fixed in de0468b",
     ),
     Deviation(
         "empty_leader_log_diverging_epoch",
-        "kernels/replication.py handle_fetch_request (`e == 0 and end == 0 and lfe > 0`)",
-        "a leader with an EMPTY log (only reachable with MUT_RESTARTED_LEADER) answers a "
-        "Fetch with offset > 0 with divergingEpoch (lastFetchedEpoch, 0)",
-        "KafkaRaftLog.endOffsetForEpoch on an empty epoch cache returns (LEO, lastFetchedEpoch) "
-        "= (0, 0), so the diverging epoch is (0, 0); the follower truncates to 0 either way",
+        "kernels/replication.py:149 (handle_fetch_request)",
+        "a leader with an EMPTY log (reachable only with MUT_RESTARTED_LEADER) answered a "
+        "Fetch at offset > 0 with divergingEpoch (lastFetchedEpoch, 0)",
+        "KafkaRaftLog.endOffsetForEpoch on an empty epoch cache is (LEO, lastFetchedEpoch) "
+        "= (0, 0): divergingEpoch (0, 0). The follower truncates to 0 either way",
+        "fixed in de0468b",
+    ),
+    Deviation(
+        "isolate_isolated_node_counts_as_change",
+        "kernels/faults.py:89-94 (change_partition kind 0)",
+        "isolating a node that was already isolated counted as a change (a step), although "
+        "the docstring says False when nothing would change (a scheduler convention)",
+        "(not protocol) the action should count as not enabled",
+        "fixed in de0468b",
     ),
     Deviation(
         "vote_uniqueness_step_off_by_one",
-        "kernels/checkers.py record_vote_granted -> report (V_STEP = S_STEPS), called from "
-        "election.py handle_vote_request before trace._apply_and_check / walk.run_walk "
-        "increment S_STEPS",
-        "a second vote caught by the vote handler is reported with step = (steps before this "
-        "one); every other violation, including the same double vote caught by the "
-        "persisted-vote scan, gets the 1-based step number",
-        "(reporting convention, not protocol) the violation's step should be the step that "
-        "caused it, consistently",
+        "kernels/checkers.py report via record_vote_granted (election.py handle_vote_request)",
+        "a second vote caught by the vote handler was numbered with the step count before the "
+        "step (one less than the same violation found by the after-step checks)",
+        "(reporting convention) number it as the step that caused it",
+        "fixed in e1d7601",
     ),
-)}
+)
 
-# Every known disagreement: what a ReferenceCluster adopts to behave exactly like the kernel.
+# Every open disagreement: what a ReferenceCluster adopts to behave exactly like the kernel.
 KERNEL_COMPAT_ALL = frozenset(DEVIATIONS)
 
 
@@ -95,5 +111,6 @@ def check_names(names) -> frozenset:
     names = frozenset(names)
     unknown = names - KERNEL_COMPAT_ALL
     if unknown:
-        raise ValueError(f"unknown kernel_compat names: {sorted(unknown)}")
+        raise ValueError(f"unknown kernel_compat names (open ones: {sorted(KERNEL_COMPAT_ALL)}): "
+                         f"{sorted(unknown)}")
     return names

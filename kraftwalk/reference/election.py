@@ -44,9 +44,7 @@ def start_election(c, node) -> None:
 def prospective_transition_after_election_loss(c, node) -> None:
     """A lost (or timed-out) pre-vote: back to Follower of the leader it knew (with its
     endpoints), else Unattached in the same epoch (the vote is kept)."""
-    endpoints_known = node.leader_endpoints_known or (
-        "restart_candidate_keeps_leader" in c.compat)  # the kernel's leader id means "follow"
-    if node.leader_id is not None and endpoints_known:
+    if node.leader_id is not None and node.leader_endpoints_known:
         transition_to_follower(c, node, node.epoch, node.leader_id)
     else:
         transition_to_unattached(c, node, node.epoch, node.leader_id)

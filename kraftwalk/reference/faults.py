@@ -52,15 +52,13 @@ def restart_node(c, node) -> None:
     elif node.voter and node.voted_id == node.id:
         node.role = CANDIDATE
         node.granted = {node.id}
-        if "restart_candidate_keeps_leader" not in c.compat:
-            node.leader_id = None   # CandidateState.election() persists no leader
+        node.leader_id = None   # CandidateState.election() persists no leader
     elif node.leader_id is not None:
         node.role = FOLLOWER
         node.leader_endpoints_known = True
     else:
         node.role = UNATTACHED
-    if (node.voter and c.params.voters == 1
-            and "no_single_voter_restart_election" not in c.compat):
+    if node.voter and c.params.voters == 1:
         _single_voter_elects_itself(c, node)
 
 
@@ -82,18 +80,18 @@ def _single_voter_elects_itself(c, node) -> None:
 def change_partition(c, kind: int, r: int) -> bool:
     """Cut or heal links. kind 0: isolate one node both ways; 1: cut one link one way;
     2: split the nodes in two sides; 3: heal every link. ``r`` is the random word that
-    picks the nodes (the kernel's action encoding). Returns whether the action counts as
-    a change (kind 0 always does, as in the kernel, even when the node was already
-    isolated)."""
+    picks the nodes (the kernel's action encoding). Returns False when nothing would
+    change (the action then counts as not enabled)."""
     n = c.params.nodes
     everyone = set(range(n))
     nodes = c.nodes
     if kind == 0:
         a = r % n
+        changed = nodes[a].links != {a} or any(a in nodes[j].links for j in range(n) if j != a)
         for j in range(n):
             nodes[j].links.discard(a)
         nodes[a].links = {a}
-        return True
+        return changed
     if kind == 1:
         if n < 2:
             return False

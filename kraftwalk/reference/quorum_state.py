@@ -47,11 +47,10 @@ def transition_to_follower(c, node, epoch: int, leader: int) -> None:
 def transition_to_prospective(c, node) -> None:
     """Prospective in the same epoch, keeping vote, leader id and the leader's endpoints
     (known only when it was a Follower). Memory-only."""
-    endpoints_known = node.role == FOLLOWER or (node.role == PROSPECTIVE
-                                                and node.leader_endpoints_known)
+    endpoints_known = node.role == FOLLOWER
     node.role = PROSPECTIVE
     node.fresh_epoch_state()
-    node.leader_endpoints_known = endpoints_known and node.leader_id is not None
+    node.leader_endpoints_known = endpoints_known
     node.granted = {node.id}
     node.reset_connections()
     c.stats["pre_elections"] += 1
@@ -145,12 +144,8 @@ def maybe_transition(c, node, leader: int, epoch: int) -> None:
         return  # inconsistent leader claim in our own epoch
     if node.leader_id is None:
         transition_to_follower(c, node, epoch, leader)
-    elif node.leader_id == leader:
-        endpoints_known = node.leader_endpoints_known
-        if "prospective_refollows_known_leader" in c.compat and node.role == PROSPECTIVE:
-            endpoints_known = False
-        if not endpoints_known:
-            transition_to_follower(c, node, epoch, leader)
+    elif node.leader_id == leader and not node.leader_endpoints_known:
+        transition_to_follower(c, node, epoch, leader)
 
 
 def maybe_handle_common_response(c, node, error: int, leader: int, epoch: int) -> bool:

@@ -47,8 +47,6 @@ def truncate_to_end_offset(c, node, div_epoch: int, div_end: int) -> None:
 def maybe_switch_observer_fetch_to_leader(c, node, msg: Message) -> None:
     """An Unattached replica (an observer whose fetch timer expired) that hears of the
     leader of its epoch in a FetchResponse goes back to following it."""
-    if "no_observer_switch_to_leader" in c.compat:
-        return
     if (msg.epoch == node.epoch and node.role == UNATTACHED and msg.leader >= 0
             and msg.leader != node.id
             and (node.leader_id is None or node.leader_id == msg.leader)):
@@ -123,8 +121,6 @@ def handle_fetch_request(c, msg: Message) -> None:
     diverging = None
     if off != 0:   # log.validateOffsetAndEpoch (a log starting at 0 is valid at 0)
         e, end = end_offset_for_epoch(node.log, lfe)
-        if not node.log and "empty_leader_log_diverging_epoch" in c.compat:
-            e, end = (lfe, 0)
         if e != lfe or end < off:
             diverging = (e, end)
     if diverging is None:

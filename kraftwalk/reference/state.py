@@ -77,7 +77,7 @@ class Message:
         raise ValueError(f"unknown message type {t}")
 
 
-@dataclass
+@dataclass(eq=False)
 class Node:
     id: int
     voter: bool

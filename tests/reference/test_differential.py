@@ -1,0 +1,257 @@
+"""Differential test: the Numba kernels against the plain-Python reference model.
+
+For each configuration, walks are recorded by the kernel's own scheduler
+(``record_walk``, swarm weights), then every recorded action is applied to a
+fresh kernel walk (``apply_and_check``) and to a fresh ``ReferenceCluster``.
+After EVERY step the two must agree on:
+
+* enabledness (the kernel's -1) and the checker verdict (the first violated
+  invariant so far, and at which step);
+* the whole canonical snapshot: every node's role, epoch, vote, leader, log,
+  HW, role state and links, the in-flight messages in slot order, the id
+  counters, the statistics and the ghost committed log.
+
+Every few steps, enabledness is also probed beyond the trace: every action
+family on every node (and out-of-range ones), every in-flight message with its
+right and a wrong fingerprint, partitions -- the kernel on a copy of its walk.
+
+Which walks: the first ``PLAIN`` walks of the configuration, plus (found by a
+cheap scan of the recorded walks) some that end in a violation or at a bound,
+so verdicts and bounds are compared too, not only quiet walks.
+
+The reference model follows Kafka where it believes the kernel is wrong
+(``kraftwalk.reference.deviations``); a failure here is either a bug in one of
+the two or a new disagreement to put on record there.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from kraftwalk.kernels.checkers import (
+    ALL_CHECKS, COMMIT_CURRENT_EPOCH, INVARIANT_NAMES, LEADER_APPEND_ONLY, VOTE_UNIQUENESS,
+)
+from kraftwalk.kernels.features import (
+    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_RESTARTED_LEADER, PRE_VOTE,
+)
+from kraftwalk.kernels.layout import (
+    BOUND_EPOCH, BOUND_LOG, BOUND_NAMES, BOUND_NONE, BOUND_STUCK, S_BOUND_HIT, STATS_BASE,
+    V_STEP, make_params,
+)
+from kraftwalk.kernels.scheduler import (
+    DEFAULT_WEIGHTS, FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE,
+    FAM_FLUSH, FAM_LOSE, FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_TIMEOUT,
+    FAMILY_NAMES, N_FAMILIES,
+)
+from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
+from kraftwalk.reference import ReferenceCluster
+from kraftwalk.reference.canonical import diff
+from kraftwalk.reference.encoding import message_fingerprint
+from kraftwalk.reference.from_kernel import kernel_snapshot
+
+# The feature masks of the kernel tests (tests/kernels/conftest.py): each distinct mask
+# is a Numba compile, so the suites share them.
+F = PRE_VOTE | ALL_CHECKS
+F_NOPV = ALL_CHECKS
+F_DOUBLE_VOTE = F | MUT_DOUBLE_VOTE
+F_COMMIT_OLD_EPOCH = F | MUT_COMMIT_OLD_EPOCH
+F_RESTARTED_LEADER = F | MUT_RESTARTED_LEADER
+
+MASTER_SEED = 20240601
+DEPTH = 200
+
+
+def _params(voters, observers, log_capacity=16, msg_slots=16, max_epoch=20, max_records=4):
+    return make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_records, DEPTH)
+
+
+# name -> (params, features, what the selected walks must include)
+CONFIGS = {
+    "3v1o-prevote": (_params(3, 1), F, {}),
+    "5v0o-no-prevote": (_params(5, 0), F_NOPV, {}),
+    "1v1o": (_params(1, 1), F, {}),
+    # small log and network, low max epoch: every bound is hit
+    "3v2o-tight": (_params(3, 2, log_capacity=6, msg_slots=4, max_epoch=5), F,
+                   {"bounds": {BOUND_EPOCH, BOUND_LOG}}),
+    "double-vote": (_params(3, 1), F_DOUBLE_VOTE, {"violations": {"VoteUniqueness"}}),
+    "commit-old-epoch": (_params(3, 1), F_COMMIT_OLD_EPOCH,
+                         {"violations": {"CommitCurrentEpoch"}}),
+    "restarted-leader": (_params(3, 1), F_RESTARTED_LEADER,
+                         {"violations": {"LeaderAppendOnly"}}),
+}
+
+# Long suite only (three more masks to compile): each mutation with the check that catches
+# it first switched off, so that deeper invariants fire and their verdicts are compared
+# too (ElectionSafety, LogMatching, HighWatermarkMonotonic, ...).
+DEEP_CONFIGS = {
+    "double-vote-deep": (_params(3, 1), F_DOUBLE_VOTE ^ (1 << VOTE_UNIQUENESS), {}),
+    "commit-old-epoch-deep": (_params(3, 1), F_COMMIT_OLD_EPOCH ^ (1 << COMMIT_CURRENT_EPOCH),
+                              {}),
+    "restarted-leader-deep": (_params(3, 1), F_RESTARTED_LEADER ^ (1 << LEADER_APPEND_ONLY), {}),
+}
+
+PLAIN = int(os.environ.get("KRAFTWALK_DIFF_WALKS", 50))   # first walks of each config
+SCAN = 400              # walks scanned for violations and bounds
+EXTRA = 8               # of those, how many violating / bound-hitting walks to add
+PROBE_EVERY = 16        # probe enabledness every this many steps
+LONG_WALKS = int(os.environ.get("KRAFTWALK_DIFF_LONG_WALKS", 1000))
+
+NODE_FAMILIES = (FAM_TIMEOUT, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_QUORUM, FAM_RESIGN,
+                 FAM_CRASH, FAM_RESTART)
+MESSAGE_FAMILIES = (FAM_DELIVER, FAM_LOSE, FAM_DUPLICATE)
+
+
+# ---- helpers ----------------------------------------------------------------------------
+def fmt(action) -> str:
+    f, a, b = (int(x) for x in action)
+    if f in MESSAGE_FAMILIES:
+        return f"{FAMILY_NAMES[f]}(slot {a}, fingerprint {b:#x})"
+    if f == FAM_SEND:
+        return f"send({a} -> {b})"
+    if f == FAM_PARTITION:
+        return f"partition(kind {a}, r {b:#x})"
+    return f"{FAMILY_NAMES[f]}({a})"
+
+
+def verdict(code: int) -> str:
+    return {-1: "not enabled", 0: "no violation"}.get(code, f"{INVARIANT_NAMES[code - 1]}")
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def mismatch(where, t, action, actions, text) -> Mismatch:
+    recent = ", ".join(fmt(a) for a in actions[max(0, t - 8):t])
+    return Mismatch(f"{where}: step {t} (1-based {t + 1}) action {fmt(action)}\n{text}\n"
+                    f"  previous actions: {recent}")
+
+
+def copy_walk(w):
+    return type(w)(*(a.copy() for a in w))
+
+
+def probe_actions(ref, rng):
+    """Actions to test for enabledness now: every family on every node and beyond, every
+    message with its fingerprint and with a wrong one, a few partitions."""
+    n = ref.params.nodes
+    out = [(f, a, 0) for f in NODE_FAMILIES for a in range(-1, n + 1)]
+    out += [(FAM_SEND, a, b) for a in range(n) for b in range(-1, n + 1)]
+    msgs = ref.net.messages
+    for f in MESSAGE_FAMILIES:
+        for k, m in enumerate(msgs):
+            fp = message_fingerprint(m)
+            out += [(f, k, fp), (f, k, fp ^ 1)]
+        if msgs:  # a stale slot, the fingerprint of message 0: found by content
+            out.append((f, len(msgs), message_fingerprint(msgs[0])))
+        out.append((f, 0, 12345))
+    out += [(FAM_PARTITION, kind, int(rng.integers(0, 1 << 30))) for kind in range(-1, 5)]
+    out.append((N_FAMILIES, 0, 0))
+    return out
+
+
+def probe_enabledness(w, ref, features, rng, where, t, actions):
+    for act in probe_actions(ref, rng):
+        k = apply_and_check(copy_walk(w), act, features) != -1
+        r = ref.enabled(act)
+        if k != r:
+            raise mismatch(where, t, act, actions,
+                           f"  probing enabledness before it: kernel {k}, reference {r}")
+
+
+def compare_walk(name, params, features, walk_index, probe=True):
+    """Replay one recorded walk on both models, comparing after every step. Returns
+    (steps compared, the kernel's final verdict code, the bound that ended it)."""
+    where = f"{name} walk {walk_index}"
+    actions, stats, viol, _, _ = record_walk(MASTER_SEED, walk_index, params, DEFAULT_WEIGHTS,
+                                              True, features)
+    actions = [tuple(int(x) for x in a) for a in actions]
+    w = new_walk(params)
+    ref = ReferenceCluster(params, features)
+    rng = np.random.default_rng(walk_index)
+    assert kernel_snapshot(w) == ref.snapshot(), diff(kernel_snapshot(w), ref.snapshot())
+    code = 0
+    for t, act in enumerate(actions):
+        if probe and t % PROBE_EVERY == 0:
+            probe_enabledness(w, ref, features, rng, where, t, actions)
+        code = apply_and_check(w, act, features)
+        rcode = ref.apply_and_check(act)
+        if code != rcode:
+            raise mismatch(where, t, act, actions,
+                           f"  kernel: {verdict(code)}   reference: {verdict(rcode)}"
+                           f"   (reference violation: {ref.violation})\n"
+                           + "\n".join("  " + d for d in diff(kernel_snapshot(w), ref.snapshot())))
+        ks, rs = kernel_snapshot(w), ref.snapshot()
+        if ks != rs:
+            raise mismatch(where, t, act, actions,
+                           "  snapshots differ (kernel != reference):\n"
+                           + "\n".join("  " + d for d in diff(ks, rs)))
+        if code > 0:
+            assert int(w.scal[V_STEP]) == ref.violation.step == t + 1, (
+                f"{where}: {verdict(code)} numbered step {int(w.scal[V_STEP])} by the kernel, "
+                f"{ref.violation.step} by the reference, applied as step {t + 1}")
+            break
+    # the replay ended where the recording did, with the same verdict and statistics
+    assert int(viol[0]) == code, f"{where}: recorded {viol.tolist()}, replayed {code}"
+    bound = int(w.scal[S_BOUND_HIT])
+    recorded_bound = int(stats[S_BOUND_HIT - STATS_BASE])
+    # (a recording also ends 'stuck' when nothing is enabled; a replay never says so)
+    if recorded_bound == BOUND_STUCK:
+        recorded_bound = BOUND_NONE
+    assert bound == ref.bound_hit == recorded_bound
+    return len(actions), code, bound
+
+
+def select_walks(params, features):
+    """The first PLAIN walks, plus violating and bound-hitting ones from a scan."""
+    chosen = list(range(PLAIN))
+    violating, bounded = [], []
+    for i in range(PLAIN, PLAIN + SCAN):
+        _, stats, viol, _, _ = record_walk(MASTER_SEED, i, params, DEFAULT_WEIGHTS, True,
+                                           features)
+        if viol[0] and len(violating) < EXTRA:
+            violating.append(i)
+        elif stats[S_BOUND_HIT - STATS_BASE] in (BOUND_EPOCH, BOUND_LOG) and len(bounded) < EXTRA:
+            bounded.append(i)
+    return chosen + violating + bounded
+
+
+# ---- tests ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_kernel_and_reference_agree(name):
+    params, features, expect = CONFIGS[name]
+    steps = 0
+    seen_violations, seen_bounds = set(), set()
+    for i in select_walks(params, features):
+        n, code, bound = compare_walk(name, params, features, i, probe=i < PLAIN)
+        steps += n
+        if code > 0:
+            seen_violations.add(INVARIANT_NAMES[code - 1])
+        seen_bounds.add(bound)
+    # the comparison must not be vacuous: the walks reached what the config is about
+    assert steps > 20 * PLAIN
+    assert expect.get("violations", set()) <= seen_violations, (name, seen_violations)
+    assert expect.get("bounds", set()) <= seen_bounds, (
+        name, [BOUND_NAMES[b] for b in seen_bounds])
+    if not expect.get("violations"):
+        assert not seen_violations, f"{name}: the unmutated protocol broke {seen_violations}"
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("name", list(CONFIGS) + list(DEEP_CONFIGS))
+def test_kernel_and_reference_agree_long(name, capsys):
+    params, features, _ = {**CONFIGS, **DEEP_CONFIGS}[name]
+    steps = walks = 0
+    verdicts: dict[str, int] = {}
+    bounds: dict[str, int] = {}
+    for i in range(LONG_WALKS):
+        n, code, bound = compare_walk(name, params, features, i, probe=i % 10 == 0)
+        steps += n
+        walks += 1
+        verdicts[verdict(code)] = verdicts.get(verdict(code), 0) + 1
+        bounds[BOUND_NAMES[bound]] = bounds.get(BOUND_NAMES[bound], 0) + 1
+    with capsys.disabled():
+        print(f"\n[differential] {name}: {walks} walks, {steps} steps compared; "
+              f"verdicts {verdicts}; bounds {bounds}")

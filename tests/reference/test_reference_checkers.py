@@ -1,0 +1,309 @@
+"""The reference model's invariant checks on crafted states: each fires on a bad state and
+holds on the good state next to it.
+
+States are written straight into a ReferenceCluster's nodes (roles, epochs, logs of
+(epoch, value) entries, HWs); ``verdict`` runs the checks as they run after a step.
+Node 0..2 are voters, node 3 an observer.
+"""
+from __future__ import annotations
+
+import pytest
+
+from kraftwalk.kernels.checkers import (
+    ALL_CHECKS, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC, HIGH_WATERMARK_MONOTONIC,
+    HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY, LEADER_COMPLETENESS,
+    LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK, OBSERVER_CONSISTENCY, STATE_MACHINE_SAFETY,
+    VOTE_UNIQUENESS,
+)
+from kraftwalk.kernels.layout import FOLLOWER, LEADER, UNATTACHED
+from kraftwalk.reference import Params, ReferenceCluster
+from kraftwalk.reference.checkers import check_invariants
+
+# epoch-1 leader 0: LeaderChange (1, -1), client records (1, 2), (1, 3)
+E1 = [(1, -1), (1, 2), (1, 3)]
+
+
+def cluster(voters=3, observers=1, checks=ALL_CHECKS):
+    return ReferenceCluster(Params(voters, observers, log_capacity=16, msg_slots=16), checks)
+
+
+def put(c, i, *, role=UNATTACHED, epoch=1, log=(), hw=None, leader=None, voted=None):
+    node = c.nodes[i]
+    node.role, node.epoch, node.hw = role, epoch, hw
+    node.log = list(log)
+    node.flushed_end = len(node.log)
+    node.leader_id = i if role == LEADER else leader
+    node.voted_id = voted
+    if role == LEADER:
+        node.epoch_start = next((k for k, (e, _) in enumerate(node.log) if e == epoch),
+                                len(node.log))
+    return node
+
+
+def verdict(c):
+    """Run the checks as after a step; the name of the violation found, or None."""
+    c.steps += 1
+    inv, _ = c.check()
+    return None if inv is None else INVARIANT_NAMES[inv]
+
+
+def replicated(c, log, hw, epoch=1):
+    """Leader 0 and followers 1, 2 all hold ``log``; all of them have HW ``hw``."""
+    put(c, 0, role=LEADER, epoch=epoch, log=log, hw=hw, voted=0)
+    for i in (1, 2):
+        put(c, i, role=FOLLOWER, epoch=epoch, log=log, hw=hw, leader=0, voted=0)
+
+
+# ---- a good state ---------------------------------------------------------------------
+def test_a_replicated_committed_log_is_fine():
+    c = cluster()
+    replicated(c, E1, hw=3)
+    put(c, 3, role=FOLLOWER, log=E1[:2], hw=2, leader=0)
+    assert verdict(c) is None
+    assert c.history.committed == E1 and c.history.committed_in == [1, 1, 1]
+    assert c.snapshot()["stats"]["committed"] == 3
+
+
+# ---- ElectionSafety ---------------------------------------------------------------------
+def test_election_safety_two_leaders_in_one_epoch():
+    c = cluster()
+    put(c, 0, role=LEADER, epoch=2, log=[(2, -1)], voted=0)
+    put(c, 1, role=LEADER, epoch=2, log=[(1, -5), (2, -2)], voted=1)
+    assert verdict(c) == "ElectionSafety"
+    assert c.violation.node_a == 0 and c.violation.node_b == 1 and c.violation.epoch == 2
+
+
+def test_election_safety_over_the_whole_history():
+    c = cluster()
+    put(c, 0, role=LEADER, epoch=2, log=[(2, -1)], voted=0)
+    assert verdict(c) is None
+    put(c, 0, role=FOLLOWER, epoch=2, log=[(2, -1)], leader=0, voted=0)  # steps down ...
+    put(c, 1, role=LEADER, epoch=2, log=[(2, -1)], voted=1)              # ... another leads
+    assert verdict(c) == "ElectionSafety"
+
+
+def test_leaders_of_different_epochs_are_fine():
+    c = cluster()
+    put(c, 0, role=LEADER, epoch=1, log=[(1, -1)], voted=0)
+    put(c, 1, role=LEADER, epoch=2, log=[(1, -1), (2, -2)], voted=1)
+    assert verdict(c) is None
+
+
+def test_a_crashed_leader_does_not_count():
+    c = cluster()
+    put(c, 0, role=LEADER, epoch=2, log=[(2, -1)], voted=0)
+    c.nodes[0].up = False
+    put(c, 1, role=LEADER, epoch=2, log=[(1, -5), (2, -2)], voted=1)
+    assert verdict(c) is None
+
+
+# ---- LogMatching ------------------------------------------------------------------------
+@pytest.mark.parametrize("a, b", [
+    ([(1, -1), (1, 2)], [(1, -1), (1, 3)]),            # same epoch and offset, other value
+    ([(1, -1), (2, -2)], [(1, -9), (2, -2)]),          # same last entry, different prefix
+    ([(1, -1), (1, 2), (3, -3)], [(1, -1), (2, -2), (3, -3)]),
+])
+def test_log_matching_fires(a, b):
+    c = cluster()
+    put(c, 1, log=a)
+    put(c, 2, log=b)
+    assert verdict(c) == "LogMatching"
+
+
+@pytest.mark.parametrize("a, b", [
+    ([(1, -1), (1, 2)], [(1, -1), (2, -2)]),           # diverge where the epochs differ
+    ([(1, -1), (1, 2), (1, 3)], [(1, -1), (1, 2)]),    # one a prefix of the other
+    ([(1, -1)], [(2, -2)]),
+])
+def test_log_matching_holds(a, b):
+    c = cluster()
+    put(c, 1, log=a)
+    put(c, 2, log=b)
+    assert verdict(c) is None
+
+
+def test_log_matching_sees_crashed_nodes_logs():
+    c = cluster()
+    put(c, 1, log=[(1, -1), (1, 2)])
+    put(c, 2, log=[(1, -1), (1, 3)])
+    c.nodes[2].up = False
+    assert verdict(c) == "LogMatching"
+
+
+# ---- StateMachineSafety / ObserverConsistency ---------------------------------------------
+def test_state_machine_safety_fires_on_a_different_committed_entry():
+    c = cluster()
+    put(c, 0, role=FOLLOWER, log=[(1, -1), (1, 2)], hw=2, leader=1)   # commits (1,-1),(1,2)
+    put(c, 1, role=FOLLOWER, log=[(1, -1), (2, -3)], hw=2, leader=0)  # applies (2,-3) at 1
+    assert verdict(c) == "StateMachineSafety"
+    assert c.violation.node_a == 1 and c.violation.offset == 1
+
+
+def test_state_machine_safety_holds_below_the_hw():
+    c = cluster()
+    put(c, 0, role=FOLLOWER, log=[(1, -1), (1, 2)], hw=2, leader=1)
+    put(c, 1, role=FOLLOWER, log=[(1, -1), (2, -3)], hw=1, leader=0)  # (2,-3) not applied
+    assert verdict(c) is None
+
+
+def test_state_machine_safety_across_steps():
+    """The committed log is history: a node that later applies something else is caught,
+    even if the node that committed the entry no longer has it."""
+    c = cluster()
+    put(c, 0, role=FOLLOWER, log=[(1, -1), (1, 2)], hw=2, leader=1)
+    assert verdict(c) is None
+    put(c, 0, role=FOLLOWER, epoch=2, log=[(1, -1)], hw=None, leader=1)
+    put(c, 2, role=FOLLOWER, epoch=2, log=[(1, -1), (2, -5)], hw=2, leader=1)
+    assert verdict(c) == "StateMachineSafety"
+
+
+def test_observer_consistency():
+    c = cluster()
+    put(c, 3, role=FOLLOWER, log=[(1, -1)], hw=1, leader=0)   # HW past what voters committed
+    assert verdict(c) == "ObserverConsistency"
+    c = cluster()
+    put(c, 0, role=FOLLOWER, log=[(1, -1), (1, 2)], hw=2, leader=1)
+    put(c, 3, role=FOLLOWER, log=[(1, -1), (1, 2)], hw=2, leader=1)
+    assert verdict(c) is None
+
+
+# ---- CommitCurrentEpoch -----------------------------------------------------------------
+def test_commit_current_epoch_fires_on_an_old_epoch_entry():
+    c = cluster()
+    log = [(1, -1), (1, 2), (2, -3)]
+    replicated(c, log, hw=2, epoch=2)       # leader of epoch 2 exposes (1, 2) as committed
+    assert verdict(c) == "CommitCurrentEpoch"
+    assert c.violation.offset == 1
+
+
+def test_commit_current_epoch_holds_past_the_epoch_start():
+    c = cluster()
+    replicated(c, [(1, -1), (1, 2), (2, -3)], hw=3, epoch=2)
+    assert verdict(c) is None
+
+
+# ---- the other invariants -------------------------------------------------------------------
+def test_vote_uniqueness_from_the_persisted_vote():
+    c = cluster()
+    put(c, 1, epoch=3, voted=0)
+    assert verdict(c) is None
+    c.nodes[1].voted_id = 2
+    assert verdict(c) == "VoteUniqueness"
+
+
+def test_vote_uniqueness_from_the_vote_handler():
+    c = cluster()
+    c.history.vote_granted(c, 1, 0, 3)
+    c.history.vote_granted(c, 1, 0, 3)     # the same vote again is fine
+    assert verdict(c) is None
+    c.history.vote_granted(c, 1, 2, 3)
+    assert verdict(c) == "VoteUniqueness"
+
+
+def test_leader_completeness():
+    c = cluster()
+    put(c, 0, role=FOLLOWER, epoch=1, log=[(1, -1), (1, 2)], hw=2, leader=2)  # commits in 1
+    put(c, 1, role=LEADER, epoch=2, log=[(1, -1), (2, -3)], voted=1)          # lacks (1, 2)
+    assert verdict(c) == "LeaderCompleteness"
+    c = cluster()
+    put(c, 0, role=FOLLOWER, epoch=1, log=[(1, -1), (1, 2)], hw=2, leader=2)
+    put(c, 1, role=LEADER, epoch=2, log=[(1, -1), (1, 2), (2, -3)], voted=1)
+    assert verdict(c) is None
+
+
+def test_leader_completeness_only_for_earlier_epochs():
+    """A stale leader of epoch 2 need not hold what epoch 3 committed."""
+    c = cluster()
+    put(c, 0, role=FOLLOWER, epoch=3, log=[(3, -1), (3, 2)], hw=2, leader=2)
+    put(c, 1, role=LEADER, epoch=2, log=[(2, -3)], voted=1)
+    assert verdict(c) is None
+
+
+def test_high_watermark_valid():
+    c = cluster()
+    put(c, 1, role=FOLLOWER, log=[(1, -1)], hw=2, leader=0)
+    assert verdict(c) == "HighWatermarkValid"
+
+
+def test_majority_reached_high_watermark():
+    c = cluster()
+    put(c, 0, role=LEADER, log=E1, hw=2, voted=0)
+    put(c, 1, role=FOLLOWER, log=E1[:1], leader=0)
+    put(c, 2, role=FOLLOWER, log=[], leader=0)
+    assert verdict(c) == "MajorityReachedHighWatermark"
+    c = cluster()
+    put(c, 0, role=LEADER, log=E1, hw=2, voted=0)
+    put(c, 1, role=FOLLOWER, log=E1[:2], leader=0)
+    assert verdict(c) is None
+
+
+def test_high_watermark_monotonic():
+    c = cluster()
+    replicated(c, E1, hw=3)
+    assert verdict(c) is None
+    c.nodes[0].hw = 2
+    assert verdict(c) == "HighWatermarkMonotonic"
+
+
+def test_high_watermark_monotonic_ignores_a_stale_leader():
+    c = cluster(voters=4, observers=0)
+    put(c, 0, role=LEADER, epoch=2, log=[(2, -1), (2, 2)], hw=2, voted=0)
+    for i in (1, 2):
+        put(c, i, role=FOLLOWER, epoch=2, log=[(2, -1), (2, 2)], leader=0)
+    put(c, 3, epoch=1, log=[(1, -1)])
+    assert verdict(c) is None
+    c.nodes[0].role = FOLLOWER
+    put(c, 3, role=LEADER, epoch=1, log=[(1, -1)], hw=0, voted=3)   # lower epoch, lower HW
+    assert verdict(c) is None
+    c.nodes[3].epoch = 2                 # (only to show the same HW would be caught at epoch 2)
+    c.history.prev_epoch[3] = 2
+    c.history.leader_of_epoch.pop(2)
+    assert verdict(c) == "HighWatermarkMonotonic"
+
+
+def test_epoch_monotonic():
+    c = cluster()
+    put(c, 2, epoch=3)
+    assert verdict(c) is None
+    c.nodes[2].epoch = 2
+    assert verdict(c) == "EpochMonotonic"
+
+
+def test_leader_append_only():
+    c = cluster()
+    put(c, 0, role=LEADER, log=E1, voted=0)
+    assert verdict(c) is None
+    c.nodes[0].log.append((1, 4))                 # growing is fine
+    assert verdict(c) is None
+    c.nodes[0].log[1] = (1, 9)                    # rewriting is not
+    assert verdict(c) == "LeaderAppendOnly"
+
+
+# ---- how verdicts are kept --------------------------------------------------------------------
+def test_the_first_violation_is_kept():
+    c = cluster()
+    put(c, 2, epoch=3)
+    verdict(c)
+    c.nodes[2].epoch = 2
+    assert verdict(c) == "EpochMonotonic"
+    step = c.violation.step
+    put(c, 1, role=FOLLOWER, log=[(1, -1)], hw=5, leader=0)
+    assert verdict(c) == "EpochMonotonic" and c.violation.step == step
+
+
+def test_a_disabled_check_reports_nothing_but_keeps_its_history():
+    checks = ALL_CHECKS & ~(1 << ELECTION_SAFETY)
+    c = cluster(checks=checks)
+    put(c, 0, role=LEADER, epoch=2, log=[(2, -1)], voted=0)
+    put(c, 1, role=LEADER, epoch=2, log=[(1, -5), (2, -2)], voted=1)
+    assert verdict(c) is None
+    assert c.history.leader_of_epoch == {2: 0}
+    assert check_invariants(c, ALL_CHECKS).invariant == ELECTION_SAFETY
+
+
+def test_invariant_ids_cover_all_twelve():
+    ids = {ELECTION_SAFETY, VOTE_UNIQUENESS, LEADER_APPEND_ONLY, EPOCH_MONOTONIC, LOG_MATCHING,
+           LEADER_COMPLETENESS, STATE_MACHINE_SAFETY, HIGH_WATERMARK_VALID,
+           HIGH_WATERMARK_MONOTONIC, MAJORITY_REACHED_HIGH_WATERMARK, COMMIT_CURRENT_EPOCH,
+           OBSERVER_CONSISTENCY}
+    assert ids == set(range(len(INVARIANT_NAMES)))
