@@ -98,11 +98,36 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
             "worker_rss_mib": round(res["peak_rss_children_mib"], 1),
             "seconds": round(res["seconds"], 1)})
 
+    log("the reference model on the same walks ...")
+    out["reference_steps_per_s"] = reference_speed(base)
+    out["kernel_speedup_over_reference"] = (out["cores_1"]["steps_per_s_per_core"]
+                                            / out["reference_steps_per_s"])
+
     log("cost of each phase of a step ...")
     bw = base_weights(base.weights)
     w = new_walk(params, base_weights=bw)
     out["phase_ns"] = {k: round(v, 1) for k, v in phase_costs(w, bw, features_for(base)).items()}
     return out
+
+
+def reference_speed(cfg: RunConfig, walks: int = 40) -> float:
+    """Checked steps/s of the plain-Python reference model replaying recorded walks
+    (apply + check every invariant, as the kernel does)."""
+    from kraftwalk.kernels.trace import record_walk
+    from kraftwalk.reference import ReferenceCluster
+    from kraftwalk.runner import base_weights, features_for, params_for
+
+    params, features = params_for(cfg), features_for(cfg)
+    traces = [record_walk(cfg.seed, k, params, base_weights(cfg.weights), cfg.weights == "swarm",
+                          features)[0] for k in range(walks)]
+    steps = 0
+    t = time.perf_counter()
+    for actions in traces:
+        c = ReferenceCluster(params, features)
+        for a in actions:
+            c.apply_and_check(tuple(int(x) for x in a))
+        steps += len(actions)
+    return steps / (time.perf_counter() - t)
 
 
 def write_report(res: dict, folder: Path) -> tuple[Path, Path]:
@@ -126,6 +151,9 @@ def render_markdown(res: dict) -> str:
         f"| walks/s per core | {c1['walks_per_s']:,.0f} |",
         f"| disabled draws per step (not counted as steps) | {res['disabled_attempts_per_step']:.4f} |",
         f"| bytes of state per walk | {res['bytes_per_walk']:,} |",
+        f"| reference model (plain Python), checked steps/s | {res['reference_steps_per_s']:,.0f} |",
+        f"| kernel speed-up over the reference model (per core) | "
+        f"{res['kernel_speedup_over_reference']:,.0f}x |",
     ]
     if "cold_jit_seconds" in res:
         lines.append(f"| cold JIT (empty cache) | {res['cold_jit_seconds']:.1f} s |")

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Regenerate every figure in the README into results/ (about 35 minutes on 2 cores).
+# Run on an otherwise idle machine: throughput and seconds are timings.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+R=results
+
+# Speed, memory (10 million walks included) and JIT time.
+kraftwalk bench --seconds 20 --memory-walks 100000 --memory-walks 1000000 \
+    --memory-walks 10000000 --report "$R"
+
+# The default one-minute swarm, as the README's first command runs it.
+rm -rf "$R/default-swarm"
+kraftwalk swarm --out "$R/default-swarm" | tee "$R/default-swarm.txt"
+kraftwalk plot "$R/default-swarm" --out "$R/default-swarm-walks.png"
+rm "$R/default-swarm/walks.parquet"   # large; run.json and config.toml stay
+
+# Time to the first violation: every safety mutation, swarm vs fixed vs uniform weights.
+kraftwalk hunt --all --seeds 5 --budget 60 --weights swarm --weights fixed --weights uniform \
+    --report "$R" --name hunt
+# The deep Figure 8: with the two checks that see the premature HW directly off, only
+# real data loss counts.
+kraftwalk hunt --mutation commit-old-epoch --seeds 5 --budget 120 \
+    --disable-check CommitCurrentEpoch --disable-check HighWatermarkMonotonic \
+    --report "$R" --name hunt-deep
+# The correct model must find nothing.
+kraftwalk hunt --mutation none --seeds 1 --budget 600 --report "$R" --name hunt-correct
+
+# A real shrunk trace.
+T=$(mktemp -d)
+kraftwalk swarm --walks 2000 --mutation restarted-leader-keeps-leading --out "$T/run" > /dev/null
+COLUMNS=100 kraftwalk replay "$T/run" --shrink --itf "$R/trace-example.itf.json" > "$R/trace-example.txt"
+rm -rf "$T"
+
+# Studies (step counts; not timing-sensitive).
+python experiments/tune_swarm.py --seeds 5 --budget-steps 60000000 --out "$R"
+python experiments/disruptions.py --walks 100000 --out "$R"
+python experiments/shrink_lengths.py --out "$R"
+python experiments/update_readme.py

@@ -1,0 +1,31 @@
+"""Copy the measured tables from results/ into README.md, between markers like
+
+    <!-- results/bench.md -->
+    ...replaced...
+    <!-- end -->
+
+so every figure in the README is the output of a command in this repository
+(experiments/readme_figures.sh writes results/).
+"""
+import re
+import sys
+from pathlib import Path
+
+root = Path(__file__).resolve().parent.parent
+readme = root / "README.md"
+text = readme.read_text()
+
+
+def fill(m: re.Match) -> str:
+    path = root / m.group(1)
+    if not path.is_file():
+        sys.exit(f"missing {path}: run experiments/readme_figures.sh first")
+    body = path.read_text().rstrip("\n")
+    if path.suffix == ".txt":
+        body = "```\n" + body + "\n```"
+    return f"<!-- {m.group(1)} -->\n{body}\n<!-- end -->"
+
+
+new = re.sub(r"<!-- (results/[^ ]+) -->\n.*?<!-- end -->", fill, text, flags=re.S)
+readme.write_text(new)
+print("README.md updated" if new != text else "README.md unchanged")
