@@ -206,6 +206,15 @@ def flush_log(w, i, features):
         maybe_update_high_watermark(w, i, features)
 
 
+@kernel
+def finish_poll(w, i, features):
+    """Before a voter handles any other event, the poll in which it appended has ended,
+    and with it Kafka's flushLeaderLog (maybeAppendBatches appends, then flushes, in
+    one poll; followers flush in appendAsFollower). Only a crash falls in between."""
+    if i < w.scal[P_VOTERS] and w.node[FLUSHED_END, i] < w.node[LOG_END, i]:
+        flush_log(w, i, features)
+
+
 @kernel(inline="always")
 def check_quorum_enabled(w, i, features):
     if features & MUT_NO_CHECK_QUORUM:

@@ -30,7 +30,7 @@ from .quorum_epoch import (
     send_end_quorum_epoch,
 )
 from .replication import (
-    check_quorum_enabled, check_quorum_expired, client_append, client_append_enabled,
+    check_quorum_enabled, check_quorum_expired, finish_poll, client_append, client_append_enabled,
     flush_enabled, flush_log, handle_fetch_request, handle_fetch_response, resign,
     send_fetch_request,
 )
@@ -222,6 +222,7 @@ def deliver_message(w, k, features):
     if w.node[UP, dst] == 0 or not link_up(w, m[F_SRC], dst):
         w.scal[S_MSGS_LOST] += 1  # to a crashed node, or over a link cut since it was sent
         return
+    finish_poll(w, dst, features)
     t = m[F_TYPE]
     if t == VOTE_REQUEST:
         handle_vote_request(w, s, features)
@@ -289,6 +290,8 @@ def action_enabled(w, f, a, b, features):
 @kernel
 def do_action(w, f, a, b, features):
     """Apply an enabled action (f, a, b); False if it turned out to change nothing."""
+    if f == FAM_TIMEOUT or f == FAM_SEND or f == FAM_CHECK_QUORUM or f == FAM_RESIGN:
+        finish_poll(w, a, features)
     if f == FAM_TIMEOUT:
         on_election_timeout(w, a, features)
     elif f == FAM_DELIVER:

@@ -54,7 +54,7 @@ from .quorum_epoch import (
 from .quorum_state import other_voters, vote_rejected
 from .replication import (
     check_quorum_enabled, check_quorum_expired, client_append, client_append_enabled,
-    flush_enabled, flush_log, handle_fetch_request, handle_fetch_response, resign,
+    finish_poll, flush_enabled, flush_log, handle_fetch_request, handle_fetch_response, resign,
     send_fetch_request,
 )
 from .state import Message, Node
@@ -222,6 +222,8 @@ class ReferenceCluster:
             self.net.duplicate(a)
         else:
             node = self.nodes[a]
+            if f in (FAM_TIMEOUT, FAM_SEND, FAM_CHECK_QUORUM, FAM_RESIGN):
+                finish_poll(self, node)
             if f == FAM_TIMEOUT:
                 on_election_timeout(self, node)
             elif f == FAM_SEND:
@@ -246,6 +248,7 @@ class ReferenceCluster:
         if not self.nodes[msg.dst].up or not self.link_up(msg.src, msg.dst):
             self.stats["msgs_lost"] += 1
             return
+        finish_poll(self, self.nodes[msg.dst])
         HANDLERS[msg.type](self, msg)
 
     def send_request(self, node: Node, b: int) -> None:

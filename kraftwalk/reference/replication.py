@@ -164,6 +164,14 @@ def flush_log(c, node) -> None:
         maybe_update_high_watermark(c, node)
 
 
+def finish_poll(c, node) -> None:
+    """A voter that appended has flushed by the time it handles anything else: Kafka's
+    leader appends and flushes (flushLeaderLog) in one poll, a follower flushes in
+    appendAsFollower. Only a crash can come between an append and its flush."""
+    if node.voter and node.flushed_end < node.log_end:
+        flush_log(c, node)
+
+
 def check_quorum_enabled(c, node) -> bool:
     if c.features & MUT_NO_CHECK_QUORUM:
         return False   # known bug: the timer is never checked

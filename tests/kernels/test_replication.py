@@ -39,7 +39,8 @@ def test_client_append_adds_an_unflushed_record_of_the_leaders_epoch():
     lg = log_of(w, 0)
     assert [e for e, _ in lg] == [1, 1, 1]
     assert lg[0][1] < 0 < lg[1][1] < lg[2][1]
-    assert (w.node[FLUSHED_END, 0], w.node[HW, 0], w.scal[S_CLIENT_APPENDS]) == (0, -1, 2)
+    # only the LeaderChange record is flushed (at the leader's first event after it)
+    assert (w.node[FLUSHED_END, 0], w.node[HW, 0], w.scal[S_CLIENT_APPENDS]) == (1, -1, 2)
     act(w, (FAM_CLIENT_APPEND, 1, 0), expect=-1)   # only a leader takes client records
 
 
@@ -87,35 +88,20 @@ def test_fetch_response_carries_at_most_max_records():
     assert records(r) == log_of(w, 0)[:2]
 
 
-def test_leader_counts_its_own_offset_only_once_flushed():
-    """Follower 1 holds [0, 3) but the leader has not flushed: no majority of voters
-    reached 3 (the leader's own end offset counts from flushLeaderLog on)."""
+def test_leader_flushes_before_it_handles_anything_after_appending():
+    """Kafka's leader appends and flushes in one poll (maybeAppendBatches, then
+    flushLeaderLog): by its next event its records are flushed and its own end offset
+    counts towards the HW. Only a crash can fall between an append and its flush."""
     w = cluster_with_leader()
     append(w, 0, 2)
-    fetch_round(w, 1, 0)
-    fetch_round(w, 1, 0)
-    assert w.peer[REPLICA_END, 0, 1] == 3
-    assert (w.peer[REPLICA_END, 0, 0], w.node[HW, 0]) == (-1, -1)
-    flush(w, 0)
-    assert (w.peer[REPLICA_END, 0, 0], w.node[FLUSHED_END, 0], w.node[HW, 0]) == (3, 3, 3)
-    # the next response carries the HW; the follower takes min(HW, own log end)
-    fetch_round(w, 1, 0)
+    assert (w.node[FLUSHED_END, 0], w.peer[REPLICA_END, 0, 0], w.node[HW, 0]) == (1, 1, -1)
+    fetch_round(w, 1, 0)                  # flushes, then serves offset 0: no majority past 0
+    assert (w.node[FLUSHED_END, 0], w.peer[REPLICA_END, 0, 0], w.node[HW, 0]) == (3, 3, -1)
+    fetch_round(w, 1, 0)                  # follower 1 reports offset 3: leader + 1 = majority
+    assert (w.peer[REPLICA_END, 0, 1], w.node[HW, 0]) == (3, 3)
+    fetch_round(w, 1, 0)                  # the next response carries the HW to the follower
     assert w.node[HW, 1] == 3
-    flush(w, 0, expect=-1)  # nothing left to flush
-
-
-def test_two_followers_reach_a_majority_without_the_leader_flushing():
-    """As in Kafka: the HW is the offset a majority of voters reached, and the leader's
-    own (unflushed) log need not be part of that majority."""
-    w = cluster_with_leader()
-    append(w, 0, 1)
-    for j in (1, 2):
-        fetch_round(w, j, 0)
-    assert w.node[HW, 0] == -1
-    fetch_round(w, 1, 0)
-    assert w.node[HW, 0] == -1  # only node 1 at offset 2
-    fetch_round(w, 2, 0)
-    assert (w.node[HW, 0], w.peer[REPLICA_END, 0, 0]) == (2, -1)
+    flush(w, 0, expect=-1)                # nothing left to flush
 
 
 def test_observer_fetches_do_not_move_the_hw():
@@ -123,7 +109,6 @@ def test_observer_fetches_do_not_move_the_hw():
     fetch_round(w, 3, 1)             # discovery: learns leader 0, epoch 1
     fetch_round(w, 3, 0)
     fetch_round(w, 3, 0)
-    flush(w, 0)
     assert w.peer[REPLICA_END, 0, 3] == 1 and w.node[HW, 0] == -1
     assert w.node[ACKED_MASK, 0] & (1 << 3) == 0 and w.node[FETCHED_MASK, 0] & (1 << 3) == 0
     # observers do not flush what they fetch
