@@ -52,7 +52,8 @@ CANDIDATES = {
     "calm elections": weights(timeout=0.3, check_quorum=0.1),
     "more appends": weights(client_append=6.0, flush=4.0),
     "more faults": weights(crash=0.6, restart=2.0, partition=1.0, lose=1.5),
-    "fewer sends": weights(send=4.0, deliver=12.0),
+    "more sends (the first default)": weights(send=8.0),
+    "fewer sends still": weights(send=2.0),
     "uniform": np.ones_like(DEFAULT_WEIGHTS),
 }
 

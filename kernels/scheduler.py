@@ -57,9 +57,11 @@ FAMILY_NAMES = (
 )
 
 # Fixed weights (also the centre of the swarm's draws): message traffic dominates,
-# faults are rare enough for elections to finish.
+# faults are rare enough for elections to finish. Chosen by experiments/tune_swarm.py
+# (results/swarm_tuning.md): sending at a third of the delivery rate, rather than
+# two thirds, halved the median steps to the deep Figure 8 violation.
 DEFAULT_WEIGHTS = np.array(
-    [1.0, 12.0, 8.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3], dtype=np.float64)
+    [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3], dtype=np.float64)
 # Families a swarm walk may leave out altogether (feature omission).
 OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1], dtype=np.int64)
 OMIT_PROBABILITY = 0.3
