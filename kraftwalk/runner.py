@@ -25,6 +25,9 @@ from kraftwalk.mutations import mutation_bit
 from kraftwalk.output import ParquetStream, write_json_atomic, write_text_atomic
 
 Progress = Callable[[int, int, int], None]
+# walks.parquet row groups: large enough that the footer's per-row-group metadata
+# stays small (memory flat however many walks run), small enough to lose little.
+ROW_GROUP_ROWS = 262_144
 
 
 # ---- what the kernels get ------------------------------------------------------
@@ -271,30 +274,46 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
                 (ParquetStream(walks_path, walks_table(0, np.zeros((0, 18), np.int64),
                                                        np.zeros((0, 6), np.int64)).schema,
                                metadata=meta) if hist is None else _Null()) as wout:
-            for first, stats, viol, weights in stream_chunks(cfg, params, features, deadline):
-                walks += len(stats)
-                steps += int(stats[:, 0].sum())
-                disabled += int(stats[:, 1].sum())
-                for b, c in zip(*np.unique(stats[:, 12], return_counts=True)):
-                    if b:
-                        bounds[bound_names[b]] += int(c)
-                bad = np.nonzero(viol[:, 0])[0]
-                for r in bad:
-                    by_invariant[inv_names[viol[r, 0] - 1]] += 1
-                    if len(first_violations) < 5:
-                        first_violations.append({
-                            "walk": int(first + r), "invariant": inv_names[viol[r, 0] - 1],
-                            "step": int(viol[r, 1]), "node_a": int(viol[r, 2]),
-                            "node_b": int(viol[r, 3]), "epoch": int(viol[r, 4]),
-                            "offset": int(viol[r, 5])})
-                if len(bad):
-                    vout.write(violations_table(cfg, run_id, first, stats, viol, weights))
-                if hist is None:
-                    wout.write(walks_table(first, stats, viol))
-                else:
-                    hist.add(stats)
-                if progress is not None:
-                    progress(walks, steps, sum(by_invariant.values()))
+            pending, pending_rows, vpending = [], 0, []
+            try:
+                chunks = stream_chunks(cfg, params, features, deadline)
+                for first, stats, viol, weights in chunks:
+                    walks += len(stats)
+                    steps += int(stats[:, 0].sum())
+                    disabled += int(stats[:, 1].sum())
+                    for b, c in zip(*np.unique(stats[:, 12], return_counts=True)):
+                        if b:
+                            bounds[bound_names[b]] += int(c)
+                    bad = np.nonzero(viol[:, 0])[0]
+                    for r in bad:
+                        by_invariant[inv_names[viol[r, 0] - 1]] += 1
+                        if len(first_violations) < 5:
+                            first_violations.append({
+                                "walk": int(first + r), "invariant": inv_names[viol[r, 0] - 1],
+                                "step": int(viol[r, 1]), "node_a": int(viol[r, 2]),
+                                "node_b": int(viol[r, 3]), "epoch": int(viol[r, 4]),
+                                "offset": int(viol[r, 5])})
+                    if len(bad):
+                        vpending.append(violations_table(cfg, run_id, first, stats, viol, weights))
+                        if sum(t.num_rows for t in vpending) >= ROW_GROUP_ROWS // 4:
+                            vout.write(pa.concat_tables(vpending))
+                            vpending = []
+                    if hist is None:
+                        pending.append(walks_table(first, stats, viol))
+                        pending_rows += len(stats)
+                        if pending_rows >= ROW_GROUP_ROWS:
+                            wout.write(pa.concat_tables(pending))
+                            pending, pending_rows = [], 0
+                    else:
+                        hist.add(stats)
+                    if progress is not None:
+                        progress(walks, steps, sum(by_invariant.values()))
+            finally:
+                # whole walks already computed reach the file, even on Ctrl-C
+                if pending:
+                    wout.write(pa.concat_tables(pending))
+                if vpending:
+                    vout.write(pa.concat_tables(vpending))
         if hist is not None:
             with ParquetStream(walks_path, hist.table().schema, metadata=meta) as hout:
                 hout.write(hist.table())
