@@ -220,7 +220,7 @@ def select_walks(params, features):
 
 # ---- tests ------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_kernel_and_reference_agree(name):
+def test_kernel_and_reference_agree(name, capsys):
     params, features, expect = CONFIGS[name]
     steps = 0
     seen_violations, seen_bounds = set(), set()
@@ -230,6 +230,8 @@ def test_kernel_and_reference_agree(name):
         if code > 0:
             seen_violations.add(INVARIANT_NAMES[code - 1])
         seen_bounds.add(bound)
+    with capsys.disabled():
+        print(f"\n[differential] {name}: {steps} steps compared")
     # the comparison must not be vacuous: the walks reached what the config is about
     assert steps > 20 * PLAIN
     assert expect.get("violations", set()) <= seen_violations, (name, seen_violations)
