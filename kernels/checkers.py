@@ -25,6 +25,7 @@ from .layout import (
     P_NODES, P_VOTERS, ROLE, S_COMMITTED, S_STEPS, UP, VOTED_ID, V_EPOCH, V_INVARIANT,
     V_NODE_A, V_NODE_B, V_OFFSET, V_STEP,
 )
+from .features import FULL_CHECKS
 from .log import prefix_hash
 
 ELECTION_SAFETY = 0
@@ -278,3 +279,12 @@ def check_step(w, touched, checks):
     extended = check_node(w, touched, checks)
     check_leaders(w, extended, checks)
     return w.scal[V_INVARIANT] != 0
+
+
+@kernel
+def check_after_step(w, touched, checks):
+    """The checks a step owes: the touched node's (the fast path), or every node's
+    when FULL_CHECKS is on. True once the walk has a violation."""
+    if checks & FULL_CHECKS:
+        return check_invariants(w, checks)
+    return check_step(w, touched, checks)

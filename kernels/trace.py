@@ -9,43 +9,24 @@ against the reference model are built on.
 import numpy as np
 from numba import literally
 
-from .checkers import check_invariants, check_step
-from .features import FULL_CHECKS, TRACE
+from .checkers import check_after_step
+from .features import TRACE
 from .jit import call_with_features, kernel
 from .layout import (
-    BOUND_NONE, BOUND_STUCK, P_DEPTH, S_BOUND_HIT, S_STEPS, S_WIDTH, STATS_BASE, V_INVARIANT,
-    V_WIDTH, VIOL_BASE, WEIGHT, alloc_walk,
+    P_DEPTH, STATS_BASE, S_STEPS, S_WIDTH, VIOL_BASE, V_INVARIANT, V_WIDTH, WEIGHT, alloc_walk,
 )
 from .scheduler import (
-    N_FAMILIES, apply_action, enabled_masks, step,
+    N_FAMILIES, apply_action,
 )
-from .walk import reset_walk
+from .walk import reset_walk, run_walk
 
 
 @kernel
 def _record(w, master_seed, walk_index, base_weights, swarm, act, masks, trace, features):
     literally(features)
     reset_walk(w, master_seed, walk_index, base_weights, swarm)
-    depth = w.scal[P_DEPTH]
-    enabled_masks(w, masks, features)
-    n = 0
-    while w.scal[S_STEPS] < depth:
-        if not step(w, act, masks, features):
-            w.scal[S_BOUND_HIT] = BOUND_STUCK
-            break
-        trace[n, 0] = act[0]
-        trace[n, 1] = act[1]
-        trace[n, 2] = act[2]
-        n += 1
-        w.scal[S_STEPS] += 1
-        if features & FULL_CHECKS:
-            if check_invariants(w, features):
-                break
-        elif check_step(w, act[3], features):
-            break
-        if w.scal[S_BOUND_HIT] != BOUND_NONE:
-            break
-    return n
+    run_walk(w, act, masks, trace, features)
+    return w.scal[S_STEPS]
 
 
 def record_walk(master_seed, walk_index, params, base_weights, swarm, features):
@@ -64,17 +45,21 @@ def record_walk(master_seed, walk_index, params, base_weights, swarm, features):
 
 
 @kernel
-def _apply_and_check(w, f, a, b, features):
-    literally(features)
+def apply_counted(w, f, a, b, features):
+    """Apply a recorded action, count it and check: -1 if it is not enabled, else the
+    walk's first violated invariant id + 1 so far (0 = none)."""
     t = apply_action(w, f, a, b, features)
     if t == -2:
         return -1
     w.scal[S_STEPS] += 1
-    if features & FULL_CHECKS:
-        check_invariants(w, features)
-    else:
-        check_step(w, t, features)
+    check_after_step(w, t, features)
     return w.scal[V_INVARIANT]
+
+
+@kernel
+def _apply_and_check(w, f, a, b, features):
+    literally(features)
+    return apply_counted(w, f, a, b, features)
 
 
 @kernel
@@ -107,15 +92,8 @@ def _replay(w, actions, keep, out, features):
     for k in range(actions.shape[0]):
         if not keep[k]:
             continue
-        t = apply_action(w, actions[k, 0], actions[k, 1], actions[k, 2], features)
-        if t == -2:
-            continue  # not enabled here (an earlier action was left out): skipped
-        w.scal[S_STEPS] += 1
-        if features & FULL_CHECKS:
-            check_invariants(w, features)
-        else:
-            check_step(w, t, features)
-        if w.scal[V_INVARIANT] != 0:
+        # an action not enabled here (an earlier one was left out) is skipped
+        if apply_counted(w, actions[k, 0], actions[k, 1], actions[k, 2], features) > 0:
             out[0] = w.scal[V_INVARIANT]
             out[1] = k
             return

@@ -10,16 +10,17 @@ from numba import literally
 
 from .jit import call_with_features, kernel
 
-from .checkers import check_invariants, check_step
-from .features import FULL_CHECKS
+from .checkers import check_after_step
+from .features import TRACE
 from .layout import (
-    BOUND_NONE, BOUND_STUCK, DIRTY_FROM, G_LEADER_HW, G_LEADER_HW_EPOCH, G_REACH,
-    GN_PREV_LEADER_EPOCH, HW, LEADER_ID, LINKS, P_DEPTH, P_NODES, P_WIDTH, PREV_HASH,
-    REPLICA_END, RNG, ROLE, S_BOUND_HIT, S_STEPS, S_WIDTH, STATS_BASE, UNATTACHED, UP,
-    V_WIDTH, VIOL_BASE, VOTED_ID, WEIGHT, alloc_walk,
+    BOUND_NONE, BOUND_STUCK, DIRTY_FROM, GN_PREV_LEADER_EPOCH, G_LEADER_HW, G_LEADER_HW_EPOCH,
+    G_REACH, HW, LEADER_ID, LINKS, PREV_HASH, P_DEPTH, P_NODES, P_WIDTH, REPLICA_END, RNG,
+    ROLE, STATS_BASE, S_BOUND_HIT, S_STEPS, S_WIDTH, UNATTACHED, UP, VIOL_BASE,
+    VOTED_ID, V_WIDTH, WEIGHT, alloc_walk,
 )
 from .rng import walk_stream_seed
 from .scheduler import N_FAMILIES, draw_weights, enabled_masks, step
+
 
 @kernel
 def reset_walk(w, master_seed, walk_index, base_weights, swarm):
@@ -52,19 +53,22 @@ def reset_walk(w, master_seed, walk_index, base_weights, swarm):
 
 
 @kernel
-def run_walk(w, act, masks, features):
-    """Step the walk until its depth, a violation, or a bound. Returns True on a violation."""
+def run_walk(w, act, masks, trace, features):
+    """Step the walk until its depth, a violation, or a bound; with the TRACE feature,
+    write each applied action to trace[k] (k = its step - 1). True on a violation."""
     depth = w.scal[P_DEPTH]
     enabled_masks(w, masks, features)
     while w.scal[S_STEPS] < depth:
         if not step(w, act, masks, features):
             w.scal[S_BOUND_HIT] = BOUND_STUCK
             return False
+        if features & TRACE:
+            k = w.scal[S_STEPS]
+            trace[k, 0] = act[0]
+            trace[k, 1] = act[1]
+            trace[k, 2] = act[2]
         w.scal[S_STEPS] += 1
-        if features & FULL_CHECKS:
-            if check_invariants(w, features):
-                return True
-        elif check_step(w, act[3], features):
+        if check_after_step(w, act[3], features):
             return True
         if w.scal[S_BOUND_HIT] != BOUND_NONE:
             return False
@@ -72,12 +76,12 @@ def run_walk(w, act, masks, features):
 
 
 @kernel
-def _run_walks(w, master_seed, first, count, base_weights, swarm, act, masks, out_stats, out_viol,
-               out_weights, features):
+def _run_walks(w, master_seed, first, count, base_weights, swarm, act, masks, trace, out_stats,
+               out_viol, out_weights, features):
     literally(features)
     for k in range(count):
         reset_walk(w, master_seed, first + k, base_weights, swarm)
-        run_walk(w, act, masks, features)
+        run_walk(w, act, masks, trace, features)
         for f in range(S_WIDTH):
             out_stats[k, f] = w.scal[STATS_BASE + f]
         for f in range(V_WIDTH):
@@ -88,12 +92,13 @@ def _run_walks(w, master_seed, first, count, base_weights, swarm, act, masks, ou
 
 def run_chunk(master_seed, first, count, params, base_weights, swarm, features):
     """Run walks [first, first + count); returns (stats, violations, weights) arrays
-    (columns in STAT_NAMES, VIOL_NAMES and FAMILY_NAMES order)."""
+    (columns in VIOL_NAMES and FAMILY_NAMES order)."""
     w = alloc_walk(params, N_FAMILIES)
     out_stats = np.zeros((count, S_WIDTH), dtype=np.int64)
     out_viol = np.zeros((count, V_WIDTH), dtype=np.int64)
     out_weights = np.zeros((count, N_FAMILIES), dtype=np.float64)
     call_with_features(_run_walks, w, np.uint64(master_seed), np.int64(first), np.int64(count),
                np.asarray(base_weights, dtype=np.float64), bool(swarm),
-               np.zeros(4, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64), out_stats, out_viol, out_weights, int(features))
+               np.zeros(4, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64),
+               np.zeros((1, 3), dtype=np.int64), out_stats, out_viol, out_weights, int(features))
     return out_stats, out_viol, out_weights
