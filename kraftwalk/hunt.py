@@ -27,6 +27,9 @@ HUNT_CHUNK = 256  # walks per task: small, so the time to a find is measured fin
 def hunt_one(cfg: RunConfig, budget: float) -> dict:
     """Hunt with one config (its seed and mutation) for at most ``budget`` seconds."""
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
+    from kraftwalk.kernels.layout import S_STEPS, STATS_BASE, V_STEP, VIOL_BASE
+
+    col_steps, col_step = S_STEPS - STATS_BASE, V_STEP - VIOL_BASE
 
     cfg = dataclasses.replace(cfg, walks=None, duration=budget,
                               chunk_walks=min(cfg.chunk_walks, HUNT_CHUNK))
@@ -52,11 +55,11 @@ def hunt_one(cfg: RunConfig, budget: float) -> dict:
                 r = int(bad[0])
                 row.update(found=True, invariant=INVARIANT_NAMES[viol[r, 0] - 1],
                            walk=first + r, walks=walks + r + 1,
-                           steps=steps + int(stats[:r, 0].sum()) + int(viol[r, 1]),
+                           steps=steps + int(stats[:r, col_steps].sum()) + int(viol[r, col_step]),
                            seconds=time.monotonic() - start)
                 return row
             walks += len(stats)
-            steps += int(stats[:, 0].sum())
+            steps += int(stats[:, col_steps].sum())
     finally:
         chunks.close()
     row.update(walks=walks, steps=steps, seconds=time.monotonic() - start)

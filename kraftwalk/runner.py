@@ -12,6 +12,7 @@ import platform
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -77,17 +78,21 @@ def _names():
     return INVARIANT_NAMES, STAT_NAMES, BOUND_NAMES, FAMILY_NAMES
 
 
+def _named(codes: np.ndarray, names) -> pa.DictionaryArray:
+    """Codes 1..len(names) as a dictionary column of their names; 0 is null."""
+    idx = pa.array(codes.astype(np.int32) - 1, mask=codes == 0)
+    return pa.DictionaryArray.from_arrays(idx, pa.array(names, pa.string()))
+
+
 def walks_table(first: int, stats: np.ndarray, viol: np.ndarray) -> pa.Table:
     inv_names, stat_names, bound_names, _ = _names()
     cols = {"walk": pa.array(np.arange(first, first + len(stats), dtype=np.int64))}
     for k, name in enumerate(stat_names):
-        if name == "bound_hit":
-            cols[name] = pa.array([bound_names[b] for b in stats[:, k]], pa.string()).dictionary_encode()
+        if name == "bound_hit":  # a name for every walk, "none" included
+            cols[name] = _named(stats[:, k] + 1, bound_names)
         else:
             cols[name] = pa.array(stats[:, k].astype(np.int32))
-    inv = viol[:, 0]
-    cols["violation"] = pa.array([inv_names[i - 1] if i else None for i in inv],
-                                 pa.string()).dictionary_encode()
+    cols["violation"] = _named(viol[:, 0], inv_names)
     return pa.table(cols)
 
 
@@ -118,10 +123,17 @@ def violations_table(cfg: RunConfig, run_id: str, first: int, stats, viol, weigh
     return pa.table(cols)
 
 
+def _empty_chunk() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(stats, viol, weights) of no walks, for the schemas."""
+    from kraftwalk.kernels.layout import S_WIDTH, V_WIDTH
+    from kraftwalk.kernels.scheduler import N_FAMILIES
+
+    return (np.zeros((0, S_WIDTH), np.int64), np.zeros((0, V_WIDTH), np.int64),
+            np.zeros((0, N_FAMILIES)))
+
+
 def empty_violations(cfg: RunConfig, run_id: str) -> pa.Schema:
-    _, _, _, fam = _names()
-    z = np.zeros((0, 6), dtype=np.int64)
-    return violations_table(cfg, run_id, 0, np.zeros((0, 1)), z, np.zeros((0, len(fam)))).schema
+    return violations_table(cfg, run_id, 0, *_empty_chunk()).schema
 
 
 class Histograms:
@@ -166,19 +178,20 @@ def _chunks(cfg: RunConfig, deadline: float | None) -> Iterator[tuple[int, int]]
         first += count
 
 
-def _stream_on_cluster(cfg: RunConfig, params, features, chunks) -> Iterator[tuple]:
-    """The same chunks on a Dask or Ray cluster, through joblib's backend for it."""
-    from joblib import Parallel, delayed, parallel_config
+@contextmanager
+def _cluster(cfg: RunConfig):
+    """Connect joblib to a Dask or Ray cluster for the duration of a run."""
+    from joblib import parallel_config
 
+    closing = None
     if cfg.backend == "dask":
         try:
             from dask.distributed import Client
         except ImportError:
             raise UsageError("--backend dask needs Dask: pip install 'kraftwalk[dask]'") from None
         address = os.environ.get("DASK_SCHEDULER_ADDRESS")
-        client = Client(address) if address else Client(n_workers=cfg.effective_workers,
-                                                        threads_per_worker=1)
-        closing = client
+        closing = Client(address) if address else Client(n_workers=cfg.effective_workers,
+                                                         threads_per_worker=1)
     else:
         try:
             import ray
@@ -187,12 +200,9 @@ def _stream_on_cluster(cfg: RunConfig, params, features, chunks) -> Iterator[tup
             raise UsageError("--backend ray needs Ray: pip install 'kraftwalk[ray]'") from None
         register_ray()
         ray.init(address=os.environ.get("RAY_ADDRESS"), ignore_reinit_error=True)
-        closing = None
     try:
-        tasks = (delayed(run_walks)(cfg.seed, first, count, params, cfg.weights, features)
-                 for first, count in chunks)
         with parallel_config(backend=cfg.backend):
-            yield from Parallel(n_jobs=-1, return_as="generator", pre_dispatch="2*n_jobs")(tasks)
+            yield
     finally:
         if closing is not None:
             closing.close()
@@ -232,16 +242,15 @@ def stream_chunks(cfg: RunConfig, params: np.ndarray, features: int,
 
     workers = cfg.effective_workers
     chunks = _chunks(cfg, deadline)
-    if cfg.backend != "loky":
-        yield from _stream_on_cluster(cfg, params, features, chunks)
-        return
-    if workers == 1:
+    if workers == 1 and cfg.backend == "loky":
         for first, count in chunks:
             yield run_walks(cfg.seed, first, count, params, cfg.weights, features)
         return
     tasks = (delayed(run_walks)(cfg.seed, first, count, params, cfg.weights, features)
              for first, count in chunks)
-    yield from Parallel(n_jobs=workers, return_as="generator", pre_dispatch="2*n_jobs")(tasks)
+    with (nullcontext() if cfg.backend == "loky" else _cluster(cfg)):
+        n_jobs = workers if cfg.backend == "loky" else -1
+        yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(tasks)
 
 
 def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
@@ -253,7 +262,11 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
     params = params_for(cfg)
     features = features_for(cfg)
     workers = cfg.effective_workers
+    from kraftwalk.kernels.layout import S_BOUND_HIT, S_DISABLED, S_STEPS, STATS_BASE, VIOL_NAMES
+
     inv_names, _, bound_names, _ = _names()
+    col_steps, col_disabled, col_bound = (x - STATS_BASE for x in (S_STEPS, S_DISABLED,
+                                                                    S_BOUND_HIT))
 
     jit_seconds = warm_up(params, cfg.weights, features)
     started = time.monotonic()
@@ -271,17 +284,16 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
     try:
         with ParquetStream(out / "violations.parquet", empty_violations(cfg, run_id),
                            metadata=meta) as vout, \
-                (ParquetStream(walks_path, walks_table(0, np.zeros((0, 18), np.int64),
-                                                       np.zeros((0, 6), np.int64)).schema,
-                               metadata=meta) if hist is None else _Null()) as wout:
+                (ParquetStream(walks_path, walks_table(0, *_empty_chunk()[:2]).schema,
+                               metadata=meta) if hist is None else nullcontext()) as wout:
             pending, pending_rows, vpending = [], 0, []
             try:
                 chunks = stream_chunks(cfg, params, features, deadline)
                 for first, stats, viol, weights in chunks:
                     walks += len(stats)
-                    steps += int(stats[:, 0].sum())
-                    disabled += int(stats[:, 1].sum())
-                    for b, c in zip(*np.unique(stats[:, 12], return_counts=True)):
+                    steps += int(stats[:, col_steps].sum())
+                    disabled += int(stats[:, col_disabled].sum())
+                    for b, c in zip(*np.unique(stats[:, col_bound], return_counts=True)):
                         if b:
                             bounds[bound_names[b]] += int(c)
                     bad = np.nonzero(viol[:, 0])[0]
@@ -289,10 +301,9 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
                         by_invariant[inv_names[viol[r, 0] - 1]] += 1
                         if len(first_violations) < 5:
                             first_violations.append({
-                                "walk": int(first + r), "invariant": inv_names[viol[r, 0] - 1],
-                                "step": int(viol[r, 1]), "node_a": int(viol[r, 2]),
-                                "node_b": int(viol[r, 3]), "epoch": int(viol[r, 4]),
-                                "offset": int(viol[r, 5])})
+                                "walk": int(first + r),
+                                **dict(zip(VIOL_NAMES, (int(x) for x in viol[r]))),
+                                "invariant": inv_names[viol[r, 0] - 1]})
                     if len(bad):
                         vpending.append(violations_table(cfg, run_id, first, stats, viol, weights))
                         if sum(t.num_rows for t in vpending) >= ROW_GROUP_ROWS // 4:
@@ -315,8 +326,9 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
                 if vpending:
                     vout.write(pa.concat_tables(vpending))
         if hist is not None:
-            with ParquetStream(walks_path, hist.table().schema, metadata=meta) as hout:
-                hout.write(hist.table())
+            table = hist.table()
+            with ParquetStream(walks_path, table.schema, metadata=meta) as hout:
+                hout.write(table)
         status = "finished"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -340,12 +352,3 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None) -> dict:
         })
     return summary
 
-
-class _Null:
-    """Stands in for the walks stream when only histograms are written."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
