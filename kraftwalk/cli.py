@@ -17,6 +17,7 @@ import typer
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.status import Status
 from rich.progress import (
     BarColumn,
     Progress,
@@ -33,7 +34,7 @@ from typer.core import TyperGroup
 from kraftwalk import __version__
 from kraftwalk import cli_options as opts
 from kraftwalk.config import RunConfig, make_config
-from kraftwalk.errors import UsageError
+from kraftwalk.errors import RunError, RunStopped, UsageError
 
 try:  # newer typer vendors its own copy of click; its exceptions are what it raises
     from typer._click import exceptions as _cx
@@ -45,6 +46,7 @@ _NO_ARGS_IS_HELP: Any = getattr(_cx, "NoArgsIsHelpError", ())
 
 EXIT_VIOLATIONS = 1  # only with --fail-on-violation
 EXIT_USAGE = 2  # same code click uses for its own usage errors
+EXIT_RUN_ERROR = 1  # a failure that is not a bad value
 
 
 def _one_line(text: object) -> str:
@@ -86,6 +88,8 @@ class KraftwalkGroup(TyperGroup):
             return super().invoke(ctx)
         except UsageError as err:
             fail(err)
+        except RunError as err:
+            fail(err, EXIT_RUN_ERROR)
         except _cx.ClickException as err:
             _fail_click(err)
 
@@ -185,8 +189,28 @@ class SwarmProgress:
             violations="0 violations",  # plain until one is found, then bold red
         )
         self._t0 = time.monotonic()
+        self._console = console
+        self._status: Status | None = None
+        self._running = False
+
+    def phase(self, name: str) -> None:
+        """The runner's phases: 'compiling' (a spinner of its own, so compile time never
+        counts as run time or lowers steps/s), then 'running' (the bar starts at 0:00)."""
+        if name == "compiling":
+            self._status = Status("compiling the kernels for this configuration "
+                                  "(cached for later runs) ...", console=self._console)
+            self._status.start()
+        elif name == "running" and not self._running:
+            if self._status is not None:
+                self._status.stop()
+                self._status = None
+            self._running = True
+            self._progress.reset(self._task, start=True)
+            self._progress.start()
+            self._t0 = time.monotonic()
 
     def update(self, walks_done: int, steps_done: int, violations_found: int) -> None:
+        self.phase("running")
         elapsed = max(time.monotonic() - self._t0, 1e-9)
         n = int(violations_found)
         viol = f"{n:,} violation{'' if n == 1 else 's'}"
@@ -200,10 +224,11 @@ class SwarmProgress:
         self._progress.update(self._task, **fields)
 
     def __enter__(self) -> SwarmProgress:
-        self._progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
         self._progress.stop()
 
 
@@ -268,7 +293,7 @@ def print_summary(result: Mapping[str, Any], console: Console) -> None:
         first = result.get("first_violations") or []
         if first:
             table = Table(title="first violations", box=box.SIMPLE, title_justify="left")
-            keys = ("walk", "invariant", "step", "node_a", "node_b", "epoch", "offset")
+            keys = ("walk", "invariant", "step", "node_a", "node_b", "epoch", "log_offset")
             for key in keys:
                 table.add_column(key, justify="left" if key == "invariant" else "right")
             for v in first:
@@ -286,9 +311,13 @@ def print_summary(result: Mapping[str, Any], console: Console) -> None:
         console.print(f"run folder: [bold]{escape(str(out_dir))}[/]")
         folder = Path(out_dir)
         if folder.is_dir():
-            for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-                name = escape(str(path.relative_to(folder)))
-                console.print(f"  {name}  [dim]{_size(path.stat().st_size)}[/]")
+            for path in sorted(p for p in folder.iterdir() if not p.name.startswith(".")):
+                files = [f for f in path.rglob("*.parquet")] if path.is_dir() else [path]
+                size = _size(sum(f.stat().st_size for f in files))
+                what = f"{len(files)} Parquet file{'' if len(files) == 1 else 's'}, " \
+                    if path.is_dir() else ""
+                name = escape(path.name + ("/" if path.is_dir() else ""))
+                console.print(f"  {name}  [dim]{what}{size}[/]")
 
 
 # ---- commands -----------------------------------------------------------------
@@ -315,6 +344,7 @@ def swarm(
     max_records: opts.MaxRecords = None,
     walk_stats: opts.WalkStats = None,
     chunk_walks: opts.ChunkWalks = None,
+    flush_seconds: opts.FlushSeconds = None,
     backend: opts.Backend = None,
     fail_on_violation: opts.FailOnViolation = False,
 ) -> None:
@@ -343,13 +373,23 @@ def swarm(
         max_records=max_records,
         walk_stats=walk_stats,
         chunk_walks=chunk_walks,
+        flush_seconds=flush_seconds,
         backend=backend,
     )
     # Imported only now: options are checked before the Numba kernels load.
     from kraftwalk.runner import run_swarm
 
-    with SwarmProgress(cfg, Console(stderr=True)) as progress:
-        result = run_swarm(cfg, progress=progress.update)
+    try:
+        with SwarmProgress(cfg, Console(stderr=True)) as progress:
+            result = run_swarm(cfg, progress=progress.update, on_phase=progress.phase)
+    except RunStopped as stop:
+        result = stop.summary or {}
+        print_summary(result, Console())
+        Console(stderr=True).print(
+            f"[bold yellow]stopped by {stop}[/]: {result.get('walks_saved', 0):,} finished walks "
+            f"saved in {escape(str(result.get('out_dir')))} (run.json: status "
+            f"{escape(str(result.get('status')))})")
+        raise typer.Exit(128 + stop.signum) from None
     print_summary(result, Console())
     if fail_on_violation and int(result.get("violations") or 0) > 0:
         raise typer.Exit(EXIT_VIOLATIONS)
@@ -419,7 +459,7 @@ def _print_trace(trace) -> None:
 
 
 RunDir = Annotated[Optional[Path], typer.Argument(
-    help="Run folder written by `kraftwalk swarm` (its config.toml and violations.parquet).")]
+    help="Run folder written by `kraftwalk swarm` (its config.toml and violations/ dataset).")]
 WalkOpt = Annotated[Optional[int], typer.Option(
     "--walk", min=0, help="Walk index to replay (default: the run's first violating walk).")]
 ItfOpt = Annotated[Optional[Path], typer.Option(
@@ -499,9 +539,10 @@ def plot(
     """Plot a run's per-walk statistics (elections, leader changes, committed entries, ...)."""
     if run_dir is None:
         fail("give the run folder to plot (RUN_DIR)")
-    if not (Path(run_dir) / "walks.parquet").is_file() and not (
-            Path(run_dir) / "walks_histogram.parquet").is_file():
-        fail(f"{run_dir} has no walks.parquet or walks_histogram.parquet")
+    from kraftwalk import rundir
+
+    if not any(rundir.has_dataset(run_dir, d) for d in (rundir.WALKS, rundir.HISTOGRAM)):
+        fail(f"{run_dir} is not a run folder: it has no walks or walks_histogram dataset")
     from kraftwalk.plots import plot_run
 
     Console().print(f"written: {plot_run(run_dir, out)}")

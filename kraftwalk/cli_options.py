@@ -64,7 +64,7 @@ def _option(field_name: str, help: str, default: Any, panel: str, **kwargs: Any)
     decls = kwargs.pop("decls", (option_name(field_name),))
     if field_name in _INT_FIELDS:
         kwargs.setdefault("parser", parse_int)
-    elif field_name == "duration":
+    elif field_name in ("duration", "flush_seconds"):
         kwargs.setdefault("parser", parse_float)
     return typer.Option(
         *decls,
@@ -238,6 +238,18 @@ WalkStats = Annotated[
         _D.walk_stats,
         PANEL_OUTPUT,
         metavar="rows|histogram",
+    ),
+]
+FlushSeconds = Annotated[
+    Optional[float],
+    _option(
+        "flush_seconds",
+        "Save finished walks to the run folder at least this often, as complete Parquet "
+        "parts: whatever ends the run, kill -9 included, loses at most this much work "
+        "(0 saves every chunk; 0..3600).",
+        f"{_D.flush_seconds:g}",
+        PANEL_OUTPUT,
+        metavar="SECONDS",
     ),
 ]
 Backend = Annotated[

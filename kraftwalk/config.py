@@ -47,6 +47,7 @@ WALK_STATS: tuple[str, ...] = ("rows", "histogram")
 BACKENDS: tuple[str, ...] = ("loky", "dask", "ray")
 
 DEFAULT_DURATION = 60.0  # seconds, used when neither walks nor duration is set
+MAX_FLUSH_SECONDS = 3600.0
 RUNS_DIR = "kraftwalk-runs"  # parent of run folders when --out is not given
 
 # Inclusive ranges of the integer options.
@@ -115,6 +116,7 @@ class RunConfig:
     walk_stats: str = "rows"
     backend: str = "loky"
     chunk_walks: int = 2048
+    flush_seconds: float = 10.0
 
     def __post_init__(self) -> None:
         self._normalize()
@@ -145,6 +147,7 @@ class RunConfig:
                 set_(self, name, int(value))
         if self.duration is not None:
             set_(self, "duration", float(self.duration))
+        set_(self, "flush_seconds", float(self.flush_seconds))
 
     def validate(self) -> None:
         """Raise UsageError naming the first bad value."""
@@ -166,6 +169,12 @@ class RunConfig:
         if d is not None and not (_is_number(d) and math.isfinite(d) and d > 0):
             shown = d if _is_number(d) else repr(d)
             raise _fail("duration", f"--duration must be a finite number of seconds > 0, got {shown}")
+
+        f = self.flush_seconds
+        if not (_is_number(f) and math.isfinite(f) and 0 <= f <= MAX_FLUSH_SECONDS):
+            shown = f if _is_number(f) else repr(f)
+            raise _fail("flush_seconds", "--flush-seconds must be a number of seconds between 0 "
+                        f"and {MAX_FLUSH_SECONDS:g}, got {shown}")
 
         choices = {"weights": WEIGHTS, "walk_stats": WALK_STATS, "mutation": MUTATIONS,
                    "backend": BACKENDS}
@@ -319,6 +328,16 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     return values
 
 
+def _is_own_folder(out: Any, toml_path: Any) -> bool:
+    """Does ``out`` name the folder the config file itself is in (a run folder's config)?"""
+    if not isinstance(out, str) or not out.strip() or toml_path is None:
+        return False
+    try:
+        return os.path.samefile(out, os.path.dirname(os.path.abspath(toml_path)))
+    except OSError:
+        return False
+
+
 def make_config(toml_path: str | os.PathLike[str] | None = None, **cli_overrides: Any) -> RunConfig:
     """Merge defaults < TOML file < CLI values (None = not given) and validate."""
     unknown = sorted(set(cli_overrides) - set(FIELD_NAMES))
@@ -326,6 +345,8 @@ def make_config(toml_path: str | os.PathLike[str] | None = None, **cli_overrides
         raise TypeError(f"make_config() got unknown options: {', '.join(unknown)}")
 
     from_file = load_config(toml_path) if toml_path is not None else {}
+    if _is_own_folder(from_file.get("out"), toml_path):
+        del from_file["out"]  # a run folder's config.toml repeats its run in a new folder
     values = dict(from_file)
     values.update({k: v for k, v in cli_overrides.items() if v is not None})
     try:

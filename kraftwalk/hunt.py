@@ -19,7 +19,8 @@ import numpy as np
 import pyarrow as pa
 
 from kraftwalk.config import RunConfig
-from kraftwalk.runner import features_for, params_for, run_walks, stream_chunks, warm_up
+from kraftwalk.backends import chunk_ranges, run_walks_in_worker, stream_chunks
+from kraftwalk.runner import features_for, params_for, warm_up
 
 HUNT_CHUNK = 256  # walks per task: small, so the time to a find is measured finely
 
@@ -40,13 +41,13 @@ def hunt_one(cfg: RunConfig, budget: float) -> dict:
     if workers > 1:  # start the (reused) worker pool and load the kernels in each worker
         from joblib import Parallel, delayed
 
-        Parallel(n_jobs=workers)(delayed(run_walks)(cfg.seed, 0, 1, params, cfg.weights, features)
-                                 for _ in range(workers))
+        Parallel(n_jobs=workers)(delayed(run_walks_in_worker)(cfg.seed, 0, 1, params, cfg.weights,
+                                                             features) for _ in range(workers))
     start = time.monotonic()
     walks = steps = 0
     row = {"mutation": cfg.mutation, "weights": cfg.weights, "seed": cfg.seed, "found": False,
            "invariant": None, "walk": None, "walks": 0, "steps": 0, "seconds": budget}
-    chunks = stream_chunks(cfg, params, features, start + budget)
+    chunks = stream_chunks(cfg, params, features, workers, chunk_ranges(cfg, start + budget))
     warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")
     try:
         for first, stats, viol, _ in chunks:

@@ -24,20 +24,21 @@ def _save(fig, path: Path) -> Path:
 
 
 def plot_run(run_dir: str | Path, path: str | Path | None = None) -> Path:
-    """Histograms of the main per-walk statistics of a run (walks.parquet or
-    walks_histogram.parquet)."""
-    import pyarrow.parquet as pq
+    """Histograms of the main per-walk statistics of a run (its walks or
+    walks_histogram dataset)."""
+    from kraftwalk import rundir
 
     run = Path(run_dir)
     path = Path(path) if path else run / "walks.png"
     counts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    if (run / "walks.parquet").is_file():
-        t = pq.read_table(run / "walks.parquet", columns=list(RUN_STATS))
+    if rundir.has_dataset(run, rundir.WALKS):
+        t = rundir.read_dataset(run, rundir.WALKS, columns=list(RUN_STATS))
         for s in RUN_STATS:
             vals, cnt = np.unique(t.column(s).to_numpy(), return_counts=True)
             counts[s] = (vals, cnt)
     else:
-        t = pq.read_table(run / "walks_histogram.parquet").to_pandas()
+        t = rundir.read_dataset(run, rundir.HISTOGRAM).to_pandas()
+        t = t.groupby(["stat", "value"], observed=True, as_index=False)["count"].sum()
         for s in RUN_STATS:
             part = t[t["stat"] == s]
             counts[s] = (part["value"].to_numpy(), part["count"].to_numpy())

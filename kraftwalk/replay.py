@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from kraftwalk.config import RunConfig, load_config, make_config
-from kraftwalk.errors import UsageError
+from kraftwalk.errors import RunError, UsageError
 
 
 @dataclass
@@ -35,31 +35,49 @@ def load_run(run_dir: str | Path) -> RunConfig:
     return make_config(str(cfg_file))
 
 
-def pick_walk(run_dir: str | Path, walk: int | None) -> int:
-    """The walk to replay: ``walk`` if given, else the run's first violating walk."""
-    if walk is not None:
-        return walk
-    import pyarrow.parquet as pq
+def walks_run(run_dir: str | Path) -> int | None:
+    """How many walks the run folder holds results for (None if it cannot tell)."""
+    from kraftwalk import rundir
 
-    path = Path(run_dir) / "violations.parquet"
-    if not path.is_file():
-        raise UsageError(f"{run_dir} has no violations.parquet; give --walk N")
-    walks = pq.read_table(path, columns=["walk"]).column("walk").to_pylist()
-    if not walks:
+    if rundir.saved_ranges(run_dir):
+        return max(b for _, b in rundir.saved_ranges(run_dir))
+    try:
+        import json
+
+        return int(json.loads((Path(run_dir) / rundir.RUN_JSON).read_text())["walks"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def pick_walk(run_dir: str | Path, walk: int | None) -> int:
+    """The walk to replay: ``walk`` if given (one the run ran), else the run's first
+    violating walk."""
+    from kraftwalk import rundir
+
+    ran = walks_run(run_dir)
+    if walk is not None:
+        if ran is not None and walk >= ran:
+            raise UsageError(f"--walk {walk} is not a walk of {run_dir}: it ran walks 0.."
+                             f"{ran - 1}" if ran else f"--walk {walk}: {run_dir} ran no walks")
+        return walk
+    if not rundir.has_dataset(run_dir, rundir.VIOLATIONS):
+        raise UsageError(f"{run_dir} has no violations dataset; give --walk N")
+    walks = rundir.read_dataset(run_dir, rundir.VIOLATIONS, columns=["walk"]).column("walk")
+    if len(walks) == 0:
         raise UsageError(f"{run_dir} recorded no violation; give --walk N")
-    return int(min(walks))
+    return int(min(walks.to_pylist()))
 
 
 def record(cfg: RunConfig, walk: int) -> Trace:
     """Re-run walk ``walk`` of the run described by ``cfg`` and record its actions."""
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
-    from kraftwalk.kernels.layout import VIOL_NAMES
     from kraftwalk.kernels.trace import record_walk
     from kraftwalk.runner import base_weights, features_for, params_for
+    from kraftwalk.tables import VIOL_COLUMNS
 
     actions, _, viol, _, _ = record_walk(cfg.seed, walk, params_for(cfg), base_weights(cfg.weights),
                                          cfg.weights == "swarm", features_for(cfg))
-    v = dict(zip(VIOL_NAMES, (int(x) for x in viol)))
+    v = dict(zip(VIOL_COLUMNS, (int(x) for x in viol)))
     inv = v["invariant"]
     info = None
     if inv:
@@ -67,23 +85,27 @@ def record(cfg: RunConfig, walk: int) -> Trace:
     return Trace(cfg, walk, actions, inv, info)
 
 
+class ReplayMismatch(RunError):
+    """The replayed walk does not give the violation its run recorded."""
+
+
 def check_against_run(run_dir: str | Path, trace: Trace) -> None:
     """The replay must reproduce the violation the run recorded for this walk."""
-    import pyarrow.parquet as pq
+    from kraftwalk import rundir
 
-    path = Path(run_dir) / "violations.parquet"
-    if not path.is_file():
+    if not rundir.has_dataset(run_dir, rundir.VIOLATIONS):
         return
-    t = pq.read_table(path, filters=[("walk", "==", trace.walk)]).to_pylist()
-    if not t:
-        return
-    row = t[0]
+    t = rundir.read_dataset(run_dir, rundir.VIOLATIONS, columns=["walk", "invariant", "step"],
+                            filters=[("walk", "==", trace.walk)]).to_pylist()
+    row = t[0] if t else None
     got = trace.violation or {}
-    if row["invariant"] != got.get("invariant") or row["step"] != got.get("step"):
-        raise RuntimeError(
-            f"replay of walk {trace.walk} gives {got.get('invariant')} at step {got.get('step')}, "
-            f"but the run recorded {row['invariant']} at step {row['step']}: the kernel or the "
-            "config changed since the run")
+    want = (row["invariant"], row["step"]) if row else (None, None)
+    if want != (got.get("invariant"), got.get("step")):
+        recorded = f"{want[0]} at step {want[1]}" if row else "no violation"
+        raise ReplayMismatch(
+            f"replay of walk {trace.walk} gives {got.get('invariant') or 'no violation'}"
+            f"{' at step ' + str(got['step']) if got else ''}, but the run recorded {recorded}: "
+            "the kernel or the run's config.toml changed since the run")
 
 
 def shrink_trace(trace: Trace) -> Trace:

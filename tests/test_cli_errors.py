@@ -132,7 +132,7 @@ def fake_result(cfg: RunConfig, violations: int) -> dict[str, Any]:
         "violations_by_invariant": {"ElectionSafety": violations, "LogMatching": 0},
         "jit_seconds": 3.0, "bound_hits": {"max_epoch": 2, "log_capacity": 0},
         "first_violations": [
-            {"walk": 4, "invariant": "ElectionSafety", "step": 17, "node_a": 0, "node_b": 1, "epoch": 3, "offset": -1}
+            {"walk": 4, "invariant": "ElectionSafety", "step": 17, "node_a": 0, "node_b": 1, "epoch": 3, "log_offset": -1}
         ][:violations],
     }
 
@@ -141,7 +141,7 @@ def fake_result(cfg: RunConfig, violations: int) -> dict[str, Any]:
 def fake_runner(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     seen: dict[str, Any] = {"violations": 0}
 
-    def run_swarm(cfg: RunConfig, progress: Any) -> dict[str, Any]:
+    def run_swarm(cfg: RunConfig, progress: Any, on_phase: Any = None) -> dict[str, Any]:
         seen["cfg"] = cfg
         Path(cfg.out).mkdir(parents=True)  # type: ignore[arg-type]
         (Path(cfg.out) / "config.toml").write_text(cfg.to_toml())  # type: ignore[arg-type]

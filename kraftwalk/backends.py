@@ -1,0 +1,147 @@
+"""Where chunks of walks run: this process, local worker processes (joblib's loky),
+or a Dask or Ray cluster through joblib's backends for them.
+
+Whatever runs them, chunks come back in walk order, so the files a run writes are
+the same for any backend and worker count. A local worker exits on its own when the
+process that started it is gone (a kill -9 of the run leaves no one to stop it).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+from itertools import islice
+from typing import Iterator
+
+import numpy as np
+
+from kraftwalk.config import RunConfig
+from kraftwalk.errors import UsageError
+
+
+def base_weights(mode: str) -> np.ndarray:
+    """Family weights of a weights mode: the tuned defaults (the centre of the swarm's
+    draws, and the ``fixed`` mode) or all equal (``uniform``)."""
+    from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS
+
+    return np.ones_like(DEFAULT_WEIGHTS) if mode == "uniform" else DEFAULT_WEIGHTS
+
+
+def run_walks(seed: int, first: int, count: int, params: np.ndarray, mode: str,
+              features: int):
+    """One task: walks [first, first + count) -> (first, stats, violations, weights)."""
+    from kraftwalk.kernels.walk import run_chunk
+
+    stats, viol, weights = run_chunk(seed, first, count, params, base_weights(mode),
+                                     mode == "swarm", features)
+    return first, stats, viol, weights
+
+
+_watched = False
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def run_walks_in_worker(*args):
+    """``run_walks`` in a worker process, which first arranges to exit once its parent
+    is gone (checked twice a second by a daemon thread)."""
+    global _watched
+    if not _watched:
+        _watched = True
+        threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True,
+                         name="kraftwalk-orphan-watch").start()
+    return run_walks(*args)
+
+
+def check_backend(cfg: RunConfig) -> None:
+    """A backend whose package is missing is a usage error, found before any work."""
+    if cfg.backend == "dask":
+        try:
+            import dask.distributed  # noqa: F401
+        except ImportError:
+            raise UsageError("--backend dask needs Dask: pip install 'kraftwalk[dask]'") from None
+    elif cfg.backend == "ray":
+        try:
+            import ray  # noqa: F401
+            import ray.util.joblib  # noqa: F401
+        except ImportError:
+            raise UsageError("--backend ray needs Ray: pip install 'kraftwalk[ray]'") from None
+
+
+@contextmanager
+def backend_session(cfg: RunConfig) -> Iterator[int]:
+    """Connect joblib to the run's backend; yields the number of workers (cores) that
+    run chunks: ``--workers`` locally, the cluster's own count on Dask or Ray."""
+    check_backend(cfg)
+    if cfg.backend == "loky":
+        yield cfg.effective_workers
+        return
+    from joblib import parallel_config
+
+    closing = None
+    if cfg.backend == "dask":
+        from dask.distributed import Client
+
+        address = os.environ.get("DASK_SCHEDULER_ADDRESS")
+        closing = client = (Client(address) if address else
+                            Client(n_workers=cfg.effective_workers, threads_per_worker=1))
+        client.wait_for_workers(1)
+        workers = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+    else:
+        import ray
+        from ray.util.joblib import register_ray
+
+        register_ray()
+        ray.init(address=os.environ.get("RAY_ADDRESS"), ignore_reinit_error=True)
+        workers = int(ray.cluster_resources().get("CPU", 1))
+    try:
+        with parallel_config(backend=cfg.backend):
+            yield max(workers, 1)
+    finally:
+        if closing is not None:
+            closing.close()
+
+
+def chunk_ranges(cfg: RunConfig, deadline: float | None, first: int = 0
+                 ) -> Iterator[tuple[int, int]]:
+    """Walk ranges (first, count) from ``first``: up to cfg.walks walks in all, and none
+    started after the deadline (time.monotonic()), whichever comes first."""
+    while True:
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+        count = cfg.chunk_walks
+        if cfg.walks is not None:
+            if first >= cfg.walks:
+                return
+            count = min(count, cfg.walks - first)
+        yield first, count
+        first += count
+
+
+def stream_chunks(cfg: RunConfig, params: np.ndarray, features: int, workers: int,
+                  ranges: Iterator[tuple[int, int]]) -> Iterator[tuple]:
+    """(first, stats, viol, weights) for each range, in order, on the backend of
+    ``backend_session`` (entered by the caller). Closing the generator stops the
+    workers."""
+    from joblib import Parallel, delayed
+
+    if workers == 1 and cfg.backend == "loky":
+        for first, count in ranges:
+            yield run_walks(cfg.seed, first, count, params, cfg.weights, features)
+        return
+    tasks = (delayed(run_walks_in_worker)(cfg.seed, first, count, params, cfg.weights, features)
+             for first, count in ranges)
+    n_jobs = workers if cfg.backend == "loky" else -1
+    if cfg.backend == "ray":
+        # joblib's Ray backend returns lists only: ordered batches of 2 chunks a worker
+        parallel = Parallel(n_jobs=n_jobs)
+        while batch := list(islice(tasks, 2 * workers)):
+            yield from parallel(batch)
+        return
+    yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(tasks)
