@@ -2,7 +2,7 @@
 of a higher epoch (a node that timed out, often behind a partition, coming back)?
 
 Runs the same walks with pre-vote on (Kafka 4.0's default) and off and compares the
-per-walk statistics from walks.parquet.
+per-walk statistics of each run's walks dataset.
 
     python experiments/disruptions.py [--walks 100000]
 
@@ -14,8 +14,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
+from kraftwalk import rundir
 from kraftwalk.config import RunConfig
 from kraftwalk.runner import run_swarm
 
@@ -34,7 +33,7 @@ def main() -> None:
             out = Path(tmp) / f"pv{int(pre_vote)}"
             res = run_swarm(RunConfig(walks=args.walks, voters=args.voters, pre_vote=pre_vote,
                                       out=str(out)))
-            t = pq.read_table(out / "walks.parquet", columns=list(STATS) + ["steps"]).to_pandas()
+            t = rundir.read_dataset(out, rundir.WALKS, columns=list(STATS) + ["steps"]).to_pandas()
             per_m = 1e6 / t["steps"].sum()
             rows[pre_vote] = {s: t[s].sum() * per_m for s in STATS}
             rows[pre_vote]["walks with a disruption"] = (t["disruptions"] > 0).mean()

@@ -13,7 +13,7 @@ kraftwalk bench --seconds 20 --memory-walks 100000 --memory-walks 1000000 \
 rm -rf "$R/default-swarm"
 kraftwalk swarm --out "$R/default-swarm" | tee "$R/default-swarm.txt"
 kraftwalk plot "$R/default-swarm" --out "$R/default-swarm-walks.png"
-rm "$R/default-swarm/walks.parquet"   # large; run.json and config.toml stay
+rm -r "$R/default-swarm/walks"   # large; run.json, config.toml and violations/ stay
 
 # Time to the first violation: every safety mutation, swarm vs fixed vs uniform weights.
 kraftwalk hunt --all --seeds 5 --budget 60 --weights swarm --weights fixed --weights uniform \

@@ -2,7 +2,7 @@
 reference model, and print them step by step.
 
 The kernel re-runs the walk (``record_walk``) to get its actions and must
-reproduce the violation recorded in ``violations.parquet``; the same actions then
+reproduce the violation recorded in the run's violations dataset; the same actions then
 drive the plain-Python reference model, whose states are what the user sees.
 """
 from __future__ import annotations

@@ -127,8 +127,9 @@ def test_duration_mode_stops_and_numbers_walks_from_zero(tmp_path):
 def test_dask_backend_gives_the_same_walks(tmp_path):
     pytest.importorskip("dask.distributed")
     run_swarm(small(tmp_path, "loky", walks=300))
-    run_swarm(small(tmp_path, "dask", walks=300, backend="dask", workers=2))
+    res = run_swarm(small(tmp_path, "dask", walks=300, backend="dask", workers=2))
     assert read(tmp_path / "loky").equals(read(tmp_path / "dask"))
+    assert res["workers"] == 2  # the cluster's cores, which steps/s per core divides by
 
 
 def test_walks_and_duration_stop_at_whichever_comes_first(tmp_path):
@@ -158,3 +159,12 @@ def test_a_failed_run_says_so_in_run_json(tmp_path, monkeypatch):
     meta = json.loads((tmp_path / "f" / "run.json").read_text())
     assert meta["status"] == "failed" and "disk on fire" in meta["error"]
     assert read(tmp_path / "f").num_rows == 0  # the empty dataset is still readable
+
+
+def test_ray_backend_gives_the_same_walks(tmp_path):
+    pytest.importorskip("ray.util.joblib")
+    run_swarm(small(tmp_path, "loky", walks=300, mutation="double-vote"))
+    res = run_swarm(small(tmp_path, "ray", walks=300, backend="ray", workers=2,
+                          mutation="double-vote"))
+    assert res["walks"] == 300 and res["workers"] >= 1
+    assert read(tmp_path / "loky").equals(read(tmp_path / "ray"))
