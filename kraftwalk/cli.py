@@ -84,8 +84,13 @@ class KraftwalkGroup(TyperGroup):
             _fail_click(err)
 
     def invoke(self, ctx: Any) -> Any:
+        from kraftwalk.signals import stop_on_signals
+
         try:
-            return super().invoke(ctx)
+            with stop_on_signals():  # SIGTERM and SIGHUP stop any command as Ctrl-C does
+                return super().invoke(ctx)
+        except RunStopped as stop:  # a command with nothing of its own to save or say
+            fail(f"stopped by {stop}", 128 + stop.signum)
         except UsageError as err:
             fail(err)
         except RunError as err:

@@ -13,10 +13,8 @@ import os
 import platform
 import signal
 import sys
-import threading
 import time
 from collections import Counter
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -33,6 +31,7 @@ from kraftwalk.config import RunConfig
 from kraftwalk.errors import RunStopped, UsageError
 from kraftwalk.mutations import mutation_bit
 from kraftwalk.output import write_json_atomic, write_text_atomic
+from kraftwalk.signals import stop_on_signals
 from kraftwalk.tables import (
     histogram_table, names, tally, violation_dicts, violations_table, walks_table,
 )
@@ -41,8 +40,6 @@ Progress = Callable[[int, int, int], None]
 # Most rows a saved part holds: parts stay small enough to write quickly, and no
 # writer lives long enough for its footer metadata to grow (memory stays flat).
 PART_ROWS = 262_144
-STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")
-                     if hasattr(signal, n))
 STATUS_OF_SIGNAL = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}
 
 
@@ -84,28 +81,6 @@ def warm_up(params: np.ndarray, mode: str, features: int) -> float:
 
 
 # ---- stopping ---------------------------------------------------------------------
-@contextmanager
-def stop_on_signals():
-    """SIGTERM and SIGHUP (what timeout, systemd, docker stop and batch schedulers send)
-    stop a run as Ctrl-C does. After the first signal the rest are ignored until the
-    run has saved what it had."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum, frame):
-        for s in STOP_SIGNALS:
-            signal.signal(s, signal.SIG_IGN)
-        raise RunStopped(signum)
-
-    old = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-
 # ---- the run folder ---------------------------------------------------------------
 def _prepare_out(cfg: RunConfig) -> Path:
     out = Path(cfg.out)
