@@ -352,14 +352,20 @@ def swarm(
     flush_seconds: opts.FlushSeconds = None,
     backend: opts.Backend = None,
     fail_on_violation: opts.FailOnViolation = False,
+    resume: Annotated[Optional[Path], typer.Option(
+        "--resume", help="Continue the run in this run folder (stopped by Ctrl-C, a "
+        "signal or kill -9) after its saved walks, with its config.toml; it ends with the "
+        "same walks, violations and statistics as a run never stopped. Only --workers, "
+        "--backend, --chunk-walks and --flush-seconds may differ.",
+        rich_help_panel=opts.PANEL_OUTPUT, metavar="RUN_DIR")] = None,
 ) -> None:
     """Run many random walks of a simulated KRaft cluster and check every step.
 
     Results go to the run folder (--out). Exit code 0 when the run finished,
-    with or without violations (see --fail-on-violation); 2 on a bad option.
+    with or without violations (see --fail-on-violation); 2 on a bad option;
+    128 + the signal's number when a signal stopped it (everything finished is saved).
     """
-    cfg = make_config(
-        config,
+    values = dict(
         voters=voters,
         observers=observers,
         walks=walks,
@@ -381,12 +387,23 @@ def swarm(
         flush_seconds=flush_seconds,
         backend=backend,
     )
+    if resume is not None:
+        if config is not None:
+            fail("--resume takes the run folder's own config.toml; leave out --config")
+        if out is not None and Path(out).resolve() != resume.resolve():
+            fail(f"--resume {resume} continues that folder; --out {out} names another")
+        from kraftwalk.resume import resume_config
+
+        cfg = resume_config(resume, values)
+    else:
+        cfg = make_config(config, **values)
     # Imported only now: options are checked before the Numba kernels load.
     from kraftwalk.runner import run_swarm
 
     try:
         with SwarmProgress(cfg, Console(stderr=True)) as progress:
-            result = run_swarm(cfg, progress=progress.update, on_phase=progress.phase)
+            result = run_swarm(cfg, progress=progress.update, on_phase=progress.phase,
+                               resume=resume is not None)
     except RunStopped as stop:
         result = stop.summary or {}
         print_summary(result, Console())

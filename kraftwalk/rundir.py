@@ -18,13 +18,21 @@ dataset as one table. A range of walks is saved once its walks (or histogram) pa
 exists: its violations part is renamed first, and one left without a walks part
 (a kill between the two renames) is ignored by the readers here.
 
+A sweep (``kraftwalk sweep``) keeps its cells' datasets together, hive-partitioned:
+a cell's config.toml and run.json are in ``SWEEP/cells/<partition>/`` and its parts in
+``SWEEP/walks/<partition>/`` and so on, with <partition> like
+``voters=5/pre_vote=true``; the cell's run.json names the partition, so every reader
+here takes a cell's folder like any run folder.
+
 Run folders written before the datasets existed hold single ``walks.parquet`` /
 ``violations.parquet`` files; the readers accept those too.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -44,16 +52,52 @@ _PART = re.compile(r"^part-(\d{12})-(\d{12})\.parquet$")
 TMP_PREFIX = ".tmp-"
 
 
+@dataclass(frozen=True)
+class Layout:
+    """Where a run keeps its files: ``root`` holds config.toml, run.json and temporary
+    files; dataset ``name`` lives in ``data_root/name/partition``."""
+
+    root: Path
+    data_root: Path
+    partition: str = ""
+
+    def dataset(self, name: str) -> Path:
+        base = self.data_root / name
+        return base / self.partition if self.partition else base
+
+    def meta(self) -> dict:
+        """What run.json records so that readers find a sweep cell's datasets."""
+        if not self.partition:
+            return {}
+        return {"partition": self.partition,
+                "data_root": os.path.relpath(self.data_root, self.root)}
+
+
+def layout(run: str | Path | Layout) -> Layout:
+    """The layout of a run folder: its own, or a sweep cell's as its run.json says."""
+    if isinstance(run, Layout):
+        return run
+    root = Path(run)
+    try:
+        meta = json.loads((root / RUN_JSON).read_text())
+        if isinstance(meta, dict) and meta.get("partition"):
+            return Layout(root, (root / meta["data_root"]).resolve(), meta["partition"])
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    return Layout(root, root)
+
+
 def part_name(first: int, end: int) -> str:
     return f"part-{first:012d}-{end:012d}.parquet"
 
 
-def write_part(run_dir: Path, dataset: str, first: int, end: int, table: pa.Table) -> Path:
+def write_part(run: Path | Layout, dataset: str, first: int, end: int, table: pa.Table) -> Path:
     """Write walks [first, end) of ``dataset`` as one complete Parquet file."""
-    folder = run_dir / dataset
-    folder.mkdir(exist_ok=True)
+    lay = layout(run)
+    folder = lay.dataset(dataset)
+    folder.mkdir(parents=True, exist_ok=True)
     name = part_name(first, end)
-    tmp = run_dir / f"{TMP_PREFIX}{dataset}-{name}"
+    tmp = lay.root / f"{TMP_PREFIX}{dataset}-{name}"
     try:
         with pq.ParquetWriter(tmp, table.schema, compression="zstd") as w:
             if table.num_rows:
@@ -68,9 +112,9 @@ def write_part(run_dir: Path, dataset: str, first: int, end: int, table: pa.Tabl
     return folder / name
 
 
-def parts(run_dir: str | Path, dataset: str) -> list[tuple[int, int, Path]]:
+def parts(run: str | Path | Layout, dataset: str) -> list[tuple[int, int, Path]]:
     """(first, end, path) of each part of a dataset, in walk order."""
-    folder = Path(run_dir) / dataset
+    folder = layout(run).dataset(dataset)
     if not folder.is_dir():
         return []
     out = []
@@ -81,23 +125,36 @@ def parts(run_dir: str | Path, dataset: str) -> list[tuple[int, int, Path]]:
     return sorted(out)
 
 
-def saved_ranges(run_dir: str | Path) -> list[tuple[int, int]]:
+def saved_ranges(run: str | Path | Layout) -> list[tuple[int, int]]:
     """The walk ranges whose results are saved (their walks or histogram part exists)."""
-    return sorted({(a, b) for ds in (WALKS, HISTOGRAM) for a, b, _ in parts(run_dir, ds)})
+    lay = layout(run)
+    return sorted({(a, b) for ds in (WALKS, HISTOGRAM) for a, b, _ in parts(lay, ds)})
 
 
-def walks_saved(run_dir: str | Path) -> int:
-    return sum(b - a for a, b in saved_ranges(run_dir))
+def walks_saved(run: str | Path | Layout) -> int:
+    return sum(b - a for a, b in saved_ranges(run))
 
 
-def remove_leftovers(run_dir: str | Path) -> None:
+def saved_prefix(run: str | Path | Layout) -> int:
+    """End of the saved walks 0..K-1. Parts are saved in walk order, so saved ranges
+    chain from 0; anything else is a folder this module did not write."""
+    end = 0
+    for a, b in saved_ranges(run):
+        if a != end and not a == b == 0:
+            raise UsageError(f"{layout(run).root}: the saved parts skip walks {end}..{a - 1}; "
+                             "this is not a folder kraftwalk wrote")
+        end = max(end, b)
+    return end
+
+
+def remove_leftovers(run: str | Path | Layout) -> None:
     """Drop what a killed run may leave that belongs to no saved range: temporary files
     and violations parts whose walks part never arrived."""
-    run = Path(run_dir)
-    for p in run.glob(TMP_PREFIX + "*"):
+    lay = layout(run)
+    for p in lay.root.glob(TMP_PREFIX + "*"):
         _unlink_quietly(str(p))
-    saved = set(saved_ranges(run))
-    for a, b, p in parts(run, VIOLATIONS):
+    saved = set(saved_ranges(lay))
+    for a, b, p in parts(lay, VIOLATIONS):
         if (a, b) not in saved and a != b:
             _unlink_quietly(str(p))
 
@@ -110,32 +167,32 @@ def _read_file(path: Path, columns=None, filters=None) -> pa.Table:
         raise UsageError(f"{path} is not a readable kraftwalk Parquet file ({msg[:200]})") from None
 
 
-def _legacy(run_dir: Path, dataset: str) -> Path:
-    return run_dir / f"{dataset}.parquet"
+def _legacy(lay: Layout, dataset: str) -> Path:
+    return lay.root / f"{dataset}.parquet"
 
 
-def has_dataset(run_dir: str | Path, dataset: str) -> bool:
-    run = Path(run_dir)
-    return bool(parts(run, dataset)) or _legacy(run, dataset).is_file()
+def has_dataset(run: str | Path | Layout, dataset: str) -> bool:
+    lay = layout(run)
+    return bool(parts(lay, dataset)) or _legacy(lay, dataset).is_file()
 
 
-def read_dataset(run_dir: str | Path, dataset: str, columns=None, filters=None) -> pa.Table:
+def read_dataset(run: str | Path | Layout, dataset: str, columns=None, filters=None) -> pa.Table:
     """The whole dataset as one table, parts in walk order; a part that cannot be read
     is a one-line UsageError naming it."""
-    run = Path(run_dir)
-    legacy = _legacy(run, dataset)
-    if not parts(run, dataset) and legacy.is_file():
+    lay = layout(run)
+    legacy = _legacy(lay, dataset)
+    found = parts(lay, dataset)
+    if not found and legacy.is_file():
         return _read_file(legacy, columns, filters)
-    found = parts(run, dataset)
     if not found:
-        raise UsageError(f"{run_dir} has no {dataset}/ dataset: it is not a finished or "
+        raise UsageError(f"{lay.root} has no {dataset}/ dataset: it is not a finished or "
                          "saved kraftwalk run folder")
-    saved = set(saved_ranges(run)) if dataset == VIOLATIONS else None
+    saved = set(saved_ranges(lay)) if dataset == VIOLATIONS else None
     tables = [_read_file(p, columns, filters) for a, b, p in found
               if saved is None or (a, b) in saved or a == b]
     schema = tables[0].schema
     try:
         return pa.concat_tables([t.cast(schema) for t in tables])
     except (pa.ArrowException, ValueError) as e:
-        raise UsageError(f"the parts of {run / dataset} do not share one schema "
+        raise UsageError(f"the parts of {lay.dataset(dataset)} do not share one schema "
                          f"({' '.join(str(e).split())[:200]})") from None

@@ -95,20 +95,21 @@ def _prepare_out(cfg: RunConfig) -> Path:
 
 
 class RunSaver:
-    """Collects finished chunks and saves them as parts of the run folder's datasets:
-    after ``flush_seconds`` or PART_ROWS walks, whichever comes first, and on stop."""
+    """Collects finished chunks and saves them as parts of the run's datasets: after
+    ``flush_seconds`` or PART_ROWS walks, whichever comes first, and on stop."""
 
-    def __init__(self, out: Path, cfg: RunConfig, run_id: str) -> None:
-        self.out, self.cfg, self.run_id = out, cfg, run_id
+    def __init__(self, lay: rundir.Layout, cfg: RunConfig, run_id: str, start: int = 0) -> None:
+        self.lay, self.cfg, self.run_id = lay, cfg, run_id
         self.histogram = cfg.walk_stats == "histogram"
         self.dataset = rundir.HISTOGRAM if self.histogram else rundir.WALKS
-        self.first = self.end = 0
+        self.first = self.end = start
         self.walks: list = []
         self.viols: list = []
-        self.saved = 0
+        self.saved = start
         self.last = time.monotonic()
-        # Empty parts first, so even a run stopped at once is a readable dataset.
-        self._write(0, 0, [], [])
+        if not rundir.parts(lay, self.dataset):
+            # Empty parts first, so even a run stopped at once is a readable dataset.
+            self._write(0, 0, [], [])
 
     def _write(self, first: int, end: int, chunks: list, viols: list) -> None:
         """Save walks [first, end): the violations part, then the walks part that marks
@@ -123,8 +124,8 @@ class RunSaver:
             walks = histogram_table(np.concatenate([st for _, st, _ in chunks]))
         else:
             walks = pa.concat_tables([walks_table(f, st, vi) for f, st, vi in chunks])
-        rundir.write_part(self.out, rundir.VIOLATIONS, first, end, pa.concat_tables(viols))
-        rundir.write_part(self.out, self.dataset, first, end, walks)
+        rundir.write_part(self.lay, rundir.VIOLATIONS, first, end, pa.concat_tables(viols))
+        rundir.write_part(self.lay, self.dataset, first, end, walks)
 
     def add(self, first: int, stats: np.ndarray, viol: np.ndarray, weights: np.ndarray) -> None:
         assert first == self.end, "chunks arrive in walk order"
@@ -152,15 +153,30 @@ def _now() -> str:
 
 
 def run_swarm(cfg: RunConfig, progress: Progress | None = None,
-              on_phase: Callable[[str], None] | None = None) -> dict:
+              on_phase: Callable[[str], None] | None = None, *, resume: bool = False,
+              layout: rundir.Layout | None = None) -> dict:
     """Run the swarm described by ``cfg``; write the run folder; return a summary.
 
-    A signal (SIGINT, SIGTERM, SIGHUP) stops it: every finished chunk is saved, run.json
-    says how it ended, and :class:`RunStopped` carrying the summary is raised."""
+    ``resume`` continues the run already in ``cfg.out`` after its saved walks (see
+    :mod:`kraftwalk.resume`; totals then cover the whole run, rates this session).
+    ``layout`` places the datasets elsewhere (a sweep's cells). A signal (SIGINT,
+    SIGTERM, SIGHUP) stops the run: every finished chunk is saved, run.json says how it
+    ended, and :class:`RunStopped` carrying the summary is raised."""
+    from kraftwalk.resume import previous_seconds, saved_totals
+
     check_backend(cfg)
     cfg = cfg.with_out()
     run_id = cfg.run_id
-    out = _prepare_out(cfg)
+    lay = layout or rundir.Layout(Path(cfg.out), Path(cfg.out))
+    if resume:
+        rundir.remove_leftovers(lay)
+        start = rundir.saved_prefix(lay)
+        prior = saved_totals(lay, cfg.walk_stats == "histogram") if start else {}
+        prior_seconds = previous_seconds(lay)
+    else:
+        _prepare_out(cfg)
+        start, prior, prior_seconds = 0, {}, 0.0
+    out = lay.root
     write_text_atomic(out / rundir.CONFIG, cfg.to_toml())
     params = params_for(cfg)
     features = features_for(cfg)
@@ -172,22 +188,25 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
     state = {"run_id": run_id, "out_dir": str(out), "status": "running", "pid": os.getpid(),
              "started_at": _now(), "walks": 0, "steps": 0, "disabled_attempts": 0,
              "violations": 0, "violations_by_invariant": Counter(), "bound_hits": Counter(),
-             "first_violations": [], "jit_seconds": 0.0, "workers": cfg.effective_workers}
+             "first_violations": [], "jit_seconds": 0.0, "workers": cfg.effective_workers,
+             **prior, **lay.meta()}
+    if resume:
+        state["resumed_at_walk"] = start
+    session = {"walks": 0, "steps": 0}  # this process's share, for the rates
     started = time.monotonic()
 
     def record(status: str | None = None, **extra) -> dict:
-        seconds = time.monotonic() - started
-        run_s = max(seconds - state["jit_seconds"], 1e-9)
+        run_s = max(time.monotonic() - started - state["jit_seconds"], 1e-9)
         state.update(extra)
         if status:
             state["status"] = status
         summary = {
-            **state, "walks_saved": saver.saved if saver else 0,
-            "saved_in": [str(out / d) for d in (rundir.WALKS, rundir.VIOLATIONS,
-                                                rundir.HISTOGRAM) if (out / d).is_dir()],
-            "seconds": run_s, "steps_per_s": state["steps"] / run_s,
-            "steps_per_s_per_core": state["steps"] / run_s / state["workers"],
-            "walks_per_s": state["walks"] / run_s, "updated_at": _now(),
+            **state, "walks_saved": saver.saved if saver else start,
+            "saved_in": [str(lay.dataset(d)) for d in rundir.DATASETS
+                         if lay.dataset(d).is_dir()],
+            "seconds": prior_seconds + run_s, "steps_per_s": session["steps"] / run_s,
+            "steps_per_s_per_core": session["steps"] / run_s / state["workers"],
+            "walks_per_s": session["walks"] / run_s, "updated_at": _now(),
             "violations_by_invariant": dict(state["violations_by_invariant"]),
             "bound_hits": dict(state["bound_hits"]),
         }
@@ -199,7 +218,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
     saver = None
     with stop_on_signals():
         try:
-            saver = RunSaver(out, cfg, run_id)
+            saver = RunSaver(lay, cfg, run_id, start)
             record()
             if on_phase:
                 on_phase("compiling")
@@ -207,15 +226,18 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
             if on_phase:
                 on_phase("running")
             duration = cfg.effective_duration
-            deadline = None if duration is None else time.monotonic() + duration
+            deadline = None if duration is None else (time.monotonic() + duration
+                                                      - prior_seconds)
             with backend_session(cfg) as workers:
                 state["workers"] = workers
                 chunks = stream_chunks(cfg, params, features, workers,
-                                       chunk_ranges(cfg, deadline))
+                                       chunk_ranges(cfg, deadline, start))
                 try:
                     for first, stats, viol, weights in chunks:
-                        state["walks"] += len(stats)
-                        state["steps"] += int(stats[:, col_steps].sum())
+                        steps = int(stats[:, col_steps].sum())
+                        for d in (state, session):
+                            d["walks"] += len(stats)
+                            d["steps"] += steps
                         state["disabled_attempts"] += int(stats[:, col_disabled].sum())
                         state["bound_hits"].update(tally(stats[:, col_bound], bound_names, 0))
                         found = tally(viol[:, 0], inv_names, 1)
@@ -250,4 +272,4 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
                 finally:
                     record("failed", error=" ".join(f"{type(e).__name__}: {e}".split()))
             raise
-    return record("finished")
+    return record("finished", signal=None)

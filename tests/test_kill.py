@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import namedtuple
 from pathlib import Path
 
 import duckdb
@@ -23,6 +24,7 @@ from kraftwalk import rundir
 from kraftwalk.config import RunConfig
 from kraftwalk.runner import run_swarm
 
+ReferenceRun = namedtuple("ReferenceRun", "walks violations folder")
 ARGS = ["--walks", "100000000", "--depth", "200", "--seed", "11", "--workers", "2",
         "--chunk-walks", "64", "--flush-seconds", "0", "--mutation", "double-vote"]
 
@@ -75,12 +77,13 @@ def reference(tmp_path_factory):
     out = tmp_path_factory.mktemp("ref") / "run"
     run_swarm(RunConfig(walks=12_000, depth=200, seed=11, workers=1, chunk_walks=2048,
                         mutation="double-vote", out=str(out)))
-    return rundir.read_dataset(out, rundir.WALKS), rundir.read_dataset(out, rundir.VIOLATIONS)
+    return ReferenceRun(rundir.read_dataset(out, rundir.WALKS),
+                        rundir.read_dataset(out, rundir.VIOLATIONS), out)
 
 
 def check_saved(out: Path, reference) -> int:
     """Every reader reads what was saved; it is a prefix of the uninterrupted run."""
-    ref_walks, ref_viol = reference
+    ref_walks, ref_viol, _ = reference
     assert not list((out / rundir.WALKS).glob(".*")) and not list(out.rglob("*.partial"))
     walks = rundir.read_dataset(out, rundir.WALKS)
     k = walks.num_rows
@@ -130,3 +133,39 @@ def test_killed_runs_keep_every_saved_walk(tmp_path, reference, sig):
         while any(alive(p) for p in workers) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not [p for p in workers if alive(p)], "worker processes outlived the run"
+
+
+def test_resume_after_kills_gives_the_uninterrupted_run(tmp_path, reference):
+    """kill -9 (twice, at random moments), SIGTERM once, then --resume to the end: the
+    same walks, violations and totals as the run that was never stopped."""
+    ref_walks, ref_viol, ref_dir = reference
+    out = tmp_path / "run"
+    args = [a if a != "100000000" else str(ref_walks.num_rows) for a in ARGS]
+    rng = random.Random(7)
+    cmd = [sys.executable, "-m", "kraftwalk.cli", "swarm"]
+    proc = subprocess.Popen([*cmd, *args, "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    for sig in (signal.SIGKILL, signal.SIGKILL, signal.SIGTERM):
+        wait_for_saved_parts(out, proc)
+        before = rundir.walks_saved(out)
+        time.sleep(rng.uniform(0.0, 0.8))
+        proc.send_signal(sig)
+        proc.communicate(timeout=60)
+        assert rundir.walks_saved(out) >= before
+        check_saved(out, reference)
+        proc = subprocess.Popen([*cmd, "--resume", str(out), "--workers", "2"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert check_saved(out, reference) == ref_walks.num_rows
+    meta = json.loads((out / rundir.RUN_JSON).read_text())
+    ref_meta = json.loads((ref_dir / rundir.RUN_JSON).read_text())
+    assert meta["status"] == "finished" and meta["walks_saved"] == ref_walks.num_rows
+    for key in ("walks", "steps", "disabled_attempts", "violations", "violations_by_invariant",
+                "bound_hits", "first_violations"):
+        assert meta[key] == ref_meta[key], key
+    # a changed config is refused, a finished run resumes to nothing new
+    result = subprocess.run([*cmd, "--resume", str(out), "--voters", "5"], capture_output=True,
+                            text=True)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "--voters 3; 5 would change its walks" in result.stderr
