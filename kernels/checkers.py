@@ -23,8 +23,9 @@ from .layout import (
     GN_PREV_EPOCH, GN_PREV_LEADER_EPOCH, GN_PREV_LOG_END, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
     G_LEADER_HW_EPOCH, G_REACH, G_VOTE, HW, LEADER, LOG_END, LOG_HASH, PREV_HASH, P_MAJORITY,
     P_NODES, P_VOTERS, ROLE, S_COMMITTED, S_STEPS, UP, VOTED_ID, V_EPOCH, V_INVARIANT,
-    V_NODE_A, V_NODE_B, V_OFFSET, V_STEP,
+    V_NODE_A, V_NODE_B, V_OFFSET, V_STEP, T_ENTRY_COMMITTED,
 )
+from .coverage import reach
 from .features import FULL_CHECKS
 from .log import prefix_hash
 
@@ -103,6 +104,7 @@ def extend_committed(w, i, upto):
             w.ghost[G_REACH, e] = upto
     w.scal[G_COMMIT_LEN] = upto
     w.scal[S_COMMITTED] = upto
+    reach(w, T_ENTRY_COMMITTED, 1)
 
 
 @kernel

@@ -8,13 +8,14 @@ becomes Candidate directly.
 from .jit import kernel
 
 from .checkers import record_vote_granted
+from .coverage import reach
 from .features import MUT_DOUBLE_VOTE, PRE_VOTE
 from .layout import (
     BOUND_EPOCH, CANDIDATE, C_NEXT_CORR, EPOCH, ERR_FENCED_LEADER_EPOCH, ERR_NONE, FOLLOWER,
     F_CORR, F_DST, F_EPOCH, F_ERROR, F_GRANTED, F_LAST_EPOCH, F_LAST_OFFSET, F_LEADER,
     F_PRE_VOTE, F_SRC, GRANTED, HAS_FETCHED, INFLIGHT, LEADER, LEADER_ID, LOG_END, PROSPECTIVE,
     P_MAX_EPOCH, REJECTED, RESIGNED, ROLE, S_BOUND_HIT, S_DISRUPTIONS, UNATTACHED, UP,
-    VOTED_ID, VOTE_REQUEST, VOTE_RESPONSE,
+    VOTED_ID, VOTE_REQUEST, VOTE_RESPONSE, T_DISRUPTION, T_EPOCH_BOUND_HIT, T_PRE_VOTE_REFUSED,
 )
 from .log import last_epoch, log_up_to_date
 from .network import new_message
@@ -86,6 +87,7 @@ def on_election_timeout(w, i, features):
     elif r == RESIGNED:
         if w.node[EPOCH, i] + 1 > w.scal[P_MAX_EPOCH]:
             w.scal[S_BOUND_HIT] = BOUND_EPOCH
+            reach(w, T_EPOCH_BOUND_HIT, 0)
             return
         transition_to_unattached(w, i, w.node[EPOCH, i] + 1, -1)
 
@@ -146,6 +148,7 @@ def handle_vote_request(w, s, features):
         if epoch > w.node[EPOCH, i]:
             if w.node[ROLE, i] == LEADER:
                 w.scal[S_DISRUPTIONS] += 1
+                reach(w, T_DISRUPTION, 0)
             transition_to_unattached(w, i, epoch, -1)
         up_to_date = log_up_to_date(m[F_LAST_EPOCH], m[F_LAST_OFFSET], last_epoch(w, i), w.node[LOG_END, i])
         granted = can_grant_vote(w, i, cand, up_to_date, pre_vote, features)
@@ -158,6 +161,8 @@ def handle_vote_request(w, s, features):
                     w.node[GRANTED, i] = 1 << i
                     w.node[REJECTED, i] = 0
             record_vote_granted(w, i, cand, epoch, features)
+        elif pre_vote:
+            reach(w, T_PRE_VOTE_REFUSED, 0)
     k = new_message(w, VOTE_RESPONSE, i, cand, w.node[EPOCH, i])
     if k >= 0:
         r = w.msgs[k]

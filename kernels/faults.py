@@ -6,8 +6,9 @@ from .features import MUT_RESTARTED_LEADER
 from .layout import (
     ACKED_MASK, CANDIDATE, EPOCH, EPOCH_START, FLUSHED_END, FOLLOWER, GRANTED, HW, LEADER,
     LEADER_ID, LINKS, LOG_END, PREFERRED, P_NODES, P_VOTERS, RESIGNED, ROLE, S_CRASHES,
-    S_MSGS_LOST, UNATTACHED, UP, VOTED_ID,
+    S_MSGS_LOST, T_UNFLUSHED_TAIL_LOST, UNATTACHED, UP, VOTED_ID,
 )
+from .coverage import reach
 from .log import last_epoch, truncate_to
 from .network import duplicate_message, remove_message
 from .quorum_state import clear_volatile, reset_connections, reset_leader_state
@@ -20,6 +21,8 @@ def crash_node(w, i):
     if w.node[UP, i] == 0:
         return False
     w.node[UP, i] = 0
+    if w.node[FLUSHED_END, i] < w.node[LOG_END, i]:
+        reach(w, T_UNFLUSHED_TAIL_LOST, 0)
     truncate_to(w, i, w.node[FLUSHED_END, i])
     w.node[HW, i] = -1
     w.scal[S_CRASHES] += 1

@@ -66,8 +66,9 @@ ghost   int32 [GHOST_ROWS + N, max(MAX_EPOCH + 2, CAP)]   history for the checke
 
 scal    int64 [SCAL_WIDTH]   scalars, in sections: parameters (P_*), statistics
         (S_*, STAT_NAMES order), the first violation (V_*), id counters (C_*),
-        ghost scalars (G_*), N_MSGS, and RNG (the walk's stream state, stored
-        as int64 bits)
+        ghost scalars (G_*), N_MSGS, RNG (the walk's stream state, stored
+        as int64 bits), and coverage: REACHED targets (T_*) with their first
+        steps, steps per action family, deliveries per message type
 
 weights float64 [2, N_FAMILIES]   WEIGHT and CUM_WEIGHT of each action family
 """
@@ -244,7 +245,33 @@ G_LEADER_HW = 53         # last HW seen on the highest-epoch leader, -1 none
 G_LEADER_HW_EPOCH = 54   # that leader's epoch
 N_MSGS = 56              # messages in flight
 RNG = 57                 # random stream state
-SCAL_WIDTH = 64
+
+# ---- scal: coverage (what the walk reached; "sometimes" properties) ---------------------
+REACHED = 64             # bit t set: the walk reached target t (T_* below)
+REACH_STEP = 65          # [t] 1-based step at which it first did (its witness)
+FAMILY_COUNT = 80        # [f] steps of action family f (scheduler.FAMILY_NAMES order)
+DELIVERED = 92           # [m] messages of type m delivered to a live node (MSG_NAMES order)
+SCAL_WIDTH = 104
+
+# Reachability targets: a run that finds no violation is worth what it reached.
+T_LEADER_ELECTED = 0             # a node became leader
+T_ENTRY_COMMITTED = 1            # the committed log grew (a HW passed a new entry)
+T_FOLLOWER_TRUNCATED = 2         # a follower truncated its log on a diverging epoch
+T_CHECK_QUORUM_RESIGNED = 3      # a leader resigned for lack of fetches from a majority
+T_GRACEFUL_HANDOVER = 4          # a voter handled a resigned leader's EndQuorumEpoch
+T_PRE_VOTE_REFUSED = 5           # a voter refused a pre-vote
+T_DISRUPTION = 6                 # a leader was deposed by a vote request of a higher epoch
+T_UNFLUSHED_TAIL_LOST = 7        # a crash lost a node's unflushed log tail
+T_ELECTED_COMMITTED_ON_MINORITY = 8  # a leader elected while the last committed entry was
+                                     # on fewer running voters than a majority
+T_EPOCH_BOUND_HIT = 9            # an election would pass max_epoch
+T_LOG_CAPACITY_HIT = 10          # an append found a full log
+N_TARGETS = 11
+TARGET_NAMES = (
+    "LeaderElected", "EntryCommitted", "FollowerTruncated", "CheckQuorumResigned",
+    "GracefulHandover", "PreVoteRefused", "Disruption", "UnflushedTailLost",
+    "ElectedWithCommittedOnMinority", "EpochBoundHit", "LogCapacityHit",
+)
 
 Walk = namedtuple("Walk", ["node", "peer", "log", "hashes", "msgs", "ghost", "scal", "weights"])
 

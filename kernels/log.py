@@ -8,7 +8,9 @@ from .jit import kernel
 
 from .layout import (
     DIRTY_FROM, ENTRY_EPOCH, ENTRY_VALUE, FLUSHED_END, LOG_END, LOG_HASH, S_LOG_FULL,
+    T_LOG_CAPACITY_HIT,
 )
+from .coverage import reach
 from .rng import mix64
 
 HASH_SEED = np.uint64(0x6A09E667F3BCC909)
@@ -43,6 +45,7 @@ def append_entry(w, i, epoch, value):
     n = w.node[LOG_END, i]
     if n >= w.log.shape[2]:
         w.scal[S_LOG_FULL] += 1
+        reach(w, T_LOG_CAPACITY_HIT, 0)
         return False
     w.log[ENTRY_EPOCH, i, n] = epoch
     w.log[ENTRY_VALUE, i, n] = value

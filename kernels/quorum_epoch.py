@@ -6,8 +6,9 @@ from .layout import (
     ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, C_NEXT_CORR,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, EPOCH, ERR_FENCED_LEADER_EPOCH,
     ERR_NONE, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_REQ_LEADER, F_SRC,
-    F_SUCCESSORS, INFLIGHT, LEADER, LEADER_ID, PREFERRED, RESIGNED, ROLE,
+    F_SUCCESSORS, INFLIGHT, LEADER, LEADER_ID, PREFERRED, RESIGNED, ROLE, T_GRACEFUL_HANDOVER,
 )
+from .coverage import reach
 from .network import new_message
 from .quorum_state import accept_response, maybe_transition
 
@@ -79,6 +80,7 @@ def handle_end_quorum_epoch_request(w, s):
         _respond(w, END_QUORUM_EPOCH_RESPONSE, s, ERR_FENCED_LEADER_EPOCH)
         return
     leader = m[F_REQ_LEADER]
+    reach(w, T_GRACEFUL_HANDOVER, 0)
     maybe_transition(w, i, leader, m[F_EPOCH])
     if w.node[ROLE, i] == FOLLOWER and w.node[LEADER_ID, i] == leader:
         # overrideFetchTimeout: a preferred successor's fetch timer is cut short.

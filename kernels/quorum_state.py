@@ -16,7 +16,10 @@ from .layout import (
     HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, PREFERRED, PROSPECTIVE, P_MAJORITY,
     P_MAX_EPOCH, P_VOTERS, REJECTED, REPLICA_END, RESIGNED, ROLE, S_BOUND_HIT, S_ELECTIONS,
     S_LEADER_CHANGES, S_MAX_EPOCH, S_PRE_ELECTIONS, S_RESIGNATIONS, UNATTACHED, VOTED_ID,
+    COMMIT_HASH, G_COMMIT_LEN, LOG_HASH, T_ELECTED_COMMITTED_ON_MINORITY, T_EPOCH_BOUND_HIT,
+    T_LEADER_ELECTED, UP,
 )
+from .coverage import reach
 from .log import append_entry
 
 
@@ -103,6 +106,7 @@ def transition_to_candidate(w, i):
     """Candidate in epoch + 1, voting for itself; durable. Ends the walk at max_epoch."""
     if w.node[EPOCH, i] + 1 > w.scal[P_MAX_EPOCH]:
         w.scal[S_BOUND_HIT] = BOUND_EPOCH
+        reach(w, T_EPOCH_BOUND_HIT, 0)
         return False
     _enter_epoch(w, i, w.node[EPOCH, i] + 1)
     w.node[VOTED_ID, i] = i
@@ -128,6 +132,20 @@ def reset_leader_state(w, i):
 
 
 @kernel
+def committed_on_minority(w):
+    """Is the last committed entry on fewer running voters than a majority?"""
+    c = w.scal[G_COMMIT_LEN]
+    if c == 0:
+        return False
+    holders = 0
+    for j in range(w.scal[P_VOTERS]):
+        if (w.node[UP, j] == 1 and w.node[LOG_END, j] >= c
+                and w.hashes[LOG_HASH + j, c - 1] == w.hashes[COMMIT_HASH, c - 1]):
+            holders += 1
+    return holders < w.scal[P_MAJORITY]
+
+
+@kernel
 def transition_to_leader(w, i):
     """onBecomeLeader: Leader with epochStartOffset = log end, then the LeaderChange
     control record at that offset. A full log ends the walk (a bound, not a bug)."""
@@ -136,6 +154,9 @@ def transition_to_leader(w, i):
     if not append_entry(w, i, w.node[EPOCH, i], -w.scal[C_NEXT_VALUE]):
         w.scal[S_BOUND_HIT] = BOUND_LOG
         return False
+    reach(w, T_LEADER_ELECTED, 0)
+    if committed_on_minority(w):
+        reach(w, T_ELECTED_COMMITTED_ON_MINORITY, 0)
     w.node[ROLE, i] = LEADER
     w.node[LEADER_ID, i] = i
     w.node[EPOCH_START, i] = start

@@ -15,8 +15,9 @@ from .layout import (
     F_DIVERGING_END, F_DIVERGING_EPOCH, F_DST, F_EPOCH, F_ERROR, F_FETCH_OFFSET, F_HW,
     F_LAST_FETCHED_EPOCH, F_LEADER, F_N_RECORDS, F_RECORDS, F_SRC, HAS_FETCHED, HW, INFLIGHT,
     LEADER, LEADER_ID, LOG_END, P_MAJORITY, P_MAX_RECORDS, P_VOTERS, REPLICA_END, ROLE,
-    S_CLIENT_APPENDS, S_TRUNCATIONS, UP,
+    S_CLIENT_APPENDS, S_TRUNCATIONS, UP, T_CHECK_QUORUM_RESIGNED, T_FOLLOWER_TRUNCATED,
 )
+from .coverage import reach
 from .log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate_to
 from .network import new_message
 from .quorum_state import (
@@ -51,6 +52,7 @@ def truncate_to_end_offset(w, i, div_epoch, div_end):
     if off < w.node[LOG_END, i]:
         truncate_to(w, i, off)
         w.scal[S_TRUNCATIONS] += 1
+        reach(w, T_FOLLOWER_TRUNCATED, 0)
 
 
 @kernel
@@ -232,6 +234,7 @@ def successors_mask(w, i):
 def check_quorum_expired(w, i):
     """The check-quorum timer ran out before a majority of voters fetched: resign.
     (It restarts whenever a majority has fetched, so reaching it means no majority.)"""
+    reach(w, T_CHECK_QUORUM_RESIGNED, 0)
     transition_to_resigned(w, i, successors_mask(w, i))
 
 

@@ -21,7 +21,7 @@ from .layout import (
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
     FOLLOWER, F_CORR, F_DST, F_EPOCH, F_SRC, F_TYPE, GRANTED, LEADER, LEADER_ID, LOG_END,
     MSG_WIDTH, N_MSGS, PROSPECTIVE, P_NODES, P_VOTERS, REJECTED, RESIGNED, ROLE, S_DISABLED,
-    S_MSGS_LOST, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE, WEIGHT,
+    S_MSGS_LOST, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE, WEIGHT, DELIVERED, FAMILY_COUNT,
 )
 from .network import capacity, link_up, take_message
 from .quorum_epoch import (
@@ -226,6 +226,7 @@ def deliver_message(w, k, features):
         return
     finish_poll(w, dst, features)
     t = m[F_TYPE]
+    w.scal[DELIVERED + t] += 1
     if t == VOTE_REQUEST:
         handle_vote_request(w, s, features)
     elif t == VOTE_RESPONSE:
@@ -385,6 +386,7 @@ def step(w, act, masks, features):
             return False
         t = touched_node(w, act[0], act[1])
         if do_action(w, act[0], act[1], act[2], features):
+            w.scal[FAMILY_COUNT + act[0]] += 1
             act[3] = t
             update_masks(w, masks, t, features)
             return True

@@ -16,7 +16,8 @@ from .layout import (
     BOUND_NONE, BOUND_STUCK, DIRTY_FROM, GN_PREV_LEADER_EPOCH, G_LEADER_HW, G_LEADER_HW_EPOCH,
     G_REACH, HW, LEADER_ID, LINKS, PREV_HASH, P_DEPTH, P_NODES, P_WIDTH, REPLICA_END, RNG,
     ROLE, STATS_BASE, S_BOUND_HIT, S_STEPS, S_WIDTH, UNATTACHED, UP, VIOL_BASE,
-    VOTED_ID, V_WIDTH, WEIGHT, alloc_walk,
+    VOTED_ID, V_WIDTH, WEIGHT, alloc_walk, DELIVERED, FAMILY_COUNT, MSG_NAMES, N_TARGETS,
+    REACHED,
 )
 from .rng import walk_stream_seed
 from .scheduler import N_FAMILIES, draw_weights, enabled_masks, step
@@ -77,7 +78,7 @@ def run_walk(w, act, masks, trace, features):
 
 @kernel
 def _run_walks(w, master_seed, first, count, base_weights, swarm, act, masks, trace, out_stats,
-               out_viol, out_weights, features):
+               out_viol, out_weights, out_reach, out_counts, features):
     literally(features)
     for k in range(count):
         reset_walk(w, master_seed, first + k, base_weights, swarm)
@@ -88,17 +89,38 @@ def _run_walks(w, master_seed, first, count, base_weights, swarm, act, masks, tr
             out_viol[k, f] = w.scal[VIOL_BASE + f]
         for f in range(w.weights.shape[1]):
             out_weights[k, f] = w.weights[WEIGHT, f]
+        for f in range(N_TARGETS + 1):
+            out_reach[k, f] = w.scal[REACHED + f]
+        for f in range(N_FAMILIES):
+            out_counts[k, f] = w.scal[FAMILY_COUNT + f]
+        for f in range(N_MSG_TYPES):
+            out_counts[k, N_FAMILIES + f] = w.scal[DELIVERED + f]
+
+
+N_MSG_TYPES = len(MSG_NAMES)
+
+
+def run_chunk_covered(master_seed, first, count, params, base_weights, swarm, features):
+    """Run walks [first, first + count); returns (stats, violations, weights, reach,
+    counts): reach[:, 0] the REACHED mask and reach[:, 1 + t] target t's first step;
+    counts[:, f] steps of family f, then counts[:, N_FAMILIES + m] deliveries of
+    message type m."""
+    w = alloc_walk(params, N_FAMILIES)
+    out_stats = np.zeros((count, S_WIDTH), dtype=np.int64)
+    out_viol = np.zeros((count, V_WIDTH), dtype=np.int64)
+    out_weights = np.zeros((count, N_FAMILIES), dtype=np.float64)
+    out_reach = np.zeros((count, N_TARGETS + 1), dtype=np.int64)
+    out_counts = np.zeros((count, N_FAMILIES + N_MSG_TYPES), dtype=np.int64)
+    call_with_features(_run_walks, w, np.uint64(master_seed), np.int64(first), np.int64(count),
+               np.asarray(base_weights, dtype=np.float64), bool(swarm),
+               np.zeros(4, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64),
+               np.zeros((1, 3), dtype=np.int64), out_stats, out_viol, out_weights, out_reach,
+               out_counts, int(features))
+    return out_stats, out_viol, out_weights, out_reach, out_counts
 
 
 def run_chunk(master_seed, first, count, params, base_weights, swarm, features):
     """Run walks [first, first + count); returns (stats, violations, weights) arrays
     (columns in VIOL_NAMES and FAMILY_NAMES order)."""
-    w = alloc_walk(params, N_FAMILIES)
-    out_stats = np.zeros((count, S_WIDTH), dtype=np.int64)
-    out_viol = np.zeros((count, V_WIDTH), dtype=np.int64)
-    out_weights = np.zeros((count, N_FAMILIES), dtype=np.float64)
-    call_with_features(_run_walks, w, np.uint64(master_seed), np.int64(first), np.int64(count),
-               np.asarray(base_weights, dtype=np.float64), bool(swarm),
-               np.zeros(4, dtype=np.int64), np.zeros(N_FAMILIES, dtype=np.int64),
-               np.zeros((1, 3), dtype=np.int64), out_stats, out_viol, out_weights, int(features))
-    return out_stats, out_viol, out_weights
+    return run_chunk_covered(master_seed, first, count, params, base_weights, swarm,
+                             features)[:3]

@@ -30,12 +30,12 @@ def base_weights(mode: str) -> np.ndarray:
 
 def run_walks(seed: int, first: int, count: int, params: np.ndarray, mode: str,
               features: int):
-    """One task: walks [first, first + count) -> (first, stats, violations, weights)."""
-    from kraftwalk.kernels.walk import run_chunk
+    """One task: walks [first, first + count) -> (first, stats, violations, weights,
+    reach, counts); see kernels.walk.run_chunk_covered."""
+    from kraftwalk.kernels.walk import run_chunk_covered
 
-    stats, viol, weights = run_chunk(seed, first, count, params, base_weights(mode),
-                                     mode == "swarm", features)
-    return first, stats, viol, weights
+    return (first, *run_chunk_covered(seed, first, count, params, base_weights(mode),
+                                      mode == "swarm", features))
 
 
 _watched = False
@@ -126,7 +126,7 @@ def chunk_ranges(cfg: RunConfig, deadline: float | None, first: int = 0
 
 def stream_chunks(cfg: RunConfig, params: np.ndarray, features: int, workers: int,
                   ranges: Iterator[tuple[int, int]]) -> Iterator[tuple]:
-    """(first, stats, viol, weights) for each range, in order, on the backend of
+    """(first, stats, viol, weights, reach, counts) for each range, in order, on the backend of
     ``backend_session`` (entered by the caller). Closing the generator stops the
     workers."""
     from joblib import Parallel, delayed

@@ -35,6 +35,7 @@ from kraftwalk import __version__
 from kraftwalk import cli_options as opts
 from kraftwalk.config import RunConfig, make_config
 from kraftwalk.errors import RunError, RunStopped, UsageError
+from kraftwalk.targets import TARGET_NAMES
 
 try:  # newer typer vendors its own copy of click; its exceptions are what it raises
     from typer._click import exceptions as _cx
@@ -305,6 +306,18 @@ def print_summary(result: Mapping[str, Any], console: Console) -> None:
                 table.add_row(*(escape(str(v.get(key, ""))) for key in keys))
             console.print(table)
 
+    reached = result.get("reached") or {}
+    if reached:
+        walks = max(int(result.get("walks") or 0), 1)
+        table = Table(title=f"coverage: {sum(1 for v in reached.values() if v)}/{len(reached)} "
+                      "targets reached", box=box.SIMPLE, title_justify="left")
+        for col, justify in (("target", "left"), ("walks", "right"), ("share", "right")):
+            table.add_column(col, justify=justify)
+        for name, n in reached.items():
+            style = "" if n else "yellow"
+            table.add_row(name, _num(n), f"{n / walks:.1%}" if n else "never", style=style)
+        console.print(table)
+
     hits = {k: v for k, v in (result.get("bound_hits") or {}).items() if v}
     if hits:
         console.print(_counts_table("bound hits", hits, "bold yellow"))
@@ -352,6 +365,10 @@ def swarm(
     flush_seconds: opts.FlushSeconds = None,
     backend: opts.Backend = None,
     fail_on_violation: opts.FailOnViolation = False,
+    require: Annotated[Optional[list[str]], typer.Option(
+        "--require", help="A reachability target the run must reach (repeatable): exit 1 "
+        "if no walk reached it. Targets: " + ", ".join(TARGET_NAMES) + ".",
+        rich_help_panel=opts.PANEL_OUTPUT, metavar="TARGET")] = None,
     resume: Annotated[Optional[Path], typer.Option(
         "--resume", help="Continue the run in this run folder (stopped by Ctrl-C, a "
         "signal or kill -9) after its saved walks, with its config.toml; it ends with the "
@@ -397,6 +414,10 @@ def swarm(
         cfg = resume_config(resume, values)
     else:
         cfg = make_config(config, **values)
+    for name in require or ():
+        if name not in TARGET_NAMES:
+            fail(f"--require {name!r} is not a reachability target; known: "
+                 f"{', '.join(TARGET_NAMES)}")
     # Imported only now: options are checked before the Numba kernels load.
     from kraftwalk.runner import run_swarm
 
@@ -413,6 +434,10 @@ def swarm(
             f"{escape(str(result.get('status')))})")
         raise typer.Exit(128 + stop.signum) from None
     print_summary(result, Console())
+    missed = [n for n in require or () if not (result.get("reached") or {}).get(n)]
+    if missed:
+        typer.echo(f"kraftwalk: required targets never reached: {', '.join(missed)}", err=True)
+        raise typer.Exit(EXIT_VIOLATIONS)
     if fail_on_violation and int(result.get("violations") or 0) > 0:
         raise typer.Exit(EXIT_VIOLATIONS)
 
@@ -507,10 +532,24 @@ def replay(
     shrink: Annotated[bool, typer.Option(
         "--shrink", help="Shrink the walk to a short one with the same violation first.")] = False,
     itf: ItfOpt = None,
+    witness: Annotated[Optional[str], typer.Option(
+        "--witness", help="Replay the witness of a reachability target instead: the first "
+        "walk of the run that reached it, up to the step that did (`kraftwalk swarm` prints "
+        "the targets; e.g. LeaderElected, FollowerTruncated).", metavar="TARGET")] = None,
 ) -> None:
     """Re-run one walk of a run from its seed and print it step by step: each action,
-    what changed in each node and in the network, and the violated invariant."""
-    trace = _trace_for(run_dir, walk)
+    what changed in each node and in the network, and the violated invariant (or the
+    target reached, with --witness)."""
+    if witness is not None:
+        if walk is not None or shrink:
+            fail("--witness picks its own walk and steps; leave out --walk and --shrink")
+        if run_dir is None:
+            fail("give the run folder to replay (RUN_DIR)")
+        from kraftwalk.replay import witness_trace
+
+        trace = witness_trace(run_dir, witness)
+    else:
+        trace = _trace_for(run_dir, walk)
     if shrink:
         if not trace.invariant:
             fail(f"walk {trace.walk} has no violation to shrink")

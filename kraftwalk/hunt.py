@@ -50,7 +50,7 @@ def hunt_one(cfg: RunConfig, budget: float) -> dict:
     chunks = stream_chunks(cfg, params, features, workers, chunk_ranges(cfg, start + budget))
     warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")
     try:
-        for first, stats, viol, _ in chunks:
+        for first, stats, viol, *_ in chunks:
             bad = np.nonzero(viol[:, 0])[0]
             if len(bad):
                 r = int(bad[0])

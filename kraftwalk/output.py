@@ -171,6 +171,13 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     _fsync_dir(parent)
 
 
+def write_table_atomic(path: str | os.PathLike[str], table: pa.Table) -> None:
+    """Atomically write a small table as one Parquet file."""
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf, compression="zstd")
+    write_bytes_atomic(path, buf.getvalue().to_pybytes())
+
+
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Atomically write UTF-8 text."""
     write_bytes_atomic(path, text.encode("utf-8"))

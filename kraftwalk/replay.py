@@ -25,6 +25,7 @@ class Trace:
     invariant: int               # id + 1 of the violated invariant, 0 if none
     violation: dict | None       # the kernel's first violation
     shrunk_from: int | None = None
+    witness: str | None = None   # the reachability target this trace is the witness of
 
 
 def load_run(run_dir: str | Path) -> RunConfig:
@@ -106,6 +107,48 @@ def check_against_run(run_dir: str | Path, trace: Trace) -> None:
             f"replay of walk {trace.walk} gives {got.get('invariant') or 'no violation'}"
             f"{' at step ' + str(got['step']) if got else ''}, but the run recorded {recorded}: "
             "the kernel or the run's config.toml changed since the run")
+
+
+def coverage_of(run_dir: str | Path):
+    """The run's coverage (aggregated from its coverage dataset)."""
+    from kraftwalk import rundir
+    from kraftwalk.coverage import Coverage
+
+    if not rundir.has_dataset(run_dir, rundir.COVERAGE):
+        raise UsageError(f"{run_dir} has no coverage dataset (a run folder from before coverage "
+                         "was recorded, or not a run folder)")
+    return Coverage.from_table(rundir.read_dataset(run_dir, rundir.COVERAGE))
+
+
+def witness_trace(run_dir: str | Path, name: str) -> Trace:
+    """The walk that first reached target ``name``, up to the step that reached it;
+    the kernel must reach it there again."""
+    from kraftwalk.coverage import target_names
+    from kraftwalk.kernels.layout import REACHED
+    from kraftwalk.kernels.trace import replay_actions
+    from kraftwalk.runner import features_for, params_for
+
+    names = target_names()
+    if name not in names:
+        raise UsageError(f"--witness {name!r} is not a reachability target; known: "
+                         f"{', '.join(names)}")
+    cfg = load_run(run_dir)
+    cov = coverage_of(run_dir)
+    t = names.index(name)
+    if cov.first_walk[t] < 0:
+        raise UsageError(f"{run_dir} never reached {name}: it has no witness")
+    walk, step = int(cov.first_walk[t]), int(cov.first_step[t])
+    trace = record(cfg, walk)
+    actions = trace.actions[:step]
+    _, _, w = replay_actions(params_for(cfg), actions, features_for(cfg))
+    if len(actions) != step or not (w.scal[REACHED] >> t) & 1:
+        raise ReplayMismatch(f"replay of walk {walk} does not reach {name} at step {step} as "
+                             "the run recorded: the kernel or the run's config.toml changed "
+                             "since the run")
+    violation = trace.violation if trace.violation and trace.violation["step"] <= step else None
+    return dataclasses.replace(trace, actions=actions, witness=name,
+                               invariant=trace.invariant if violation else 0,
+                               violation=violation)
 
 
 def shrink_trace(trace: Trace) -> Trace:
@@ -270,6 +313,11 @@ def render(trace: Trace) -> list[tuple[str, str]]:
             style = "bold red" if i in (v.node_a, v.node_b) else ""
             lines.append((style, "  " + node_line(i, node, cfg.voters)))
         lines.append(("", f"  committed log: {list(after['committed'])}"))
+    elif trace.witness and last:
+        lines.append(("bold green", f"REACHED {trace.witness} at step {len(trace.actions)}"))
+        for i, node in enumerate(last[0]["nodes"]):
+            lines.append(("", "  " + node_line(i, node, cfg.voters)))
+        lines.append(("", f"  committed log: {list(last[0]['committed'])}"))
     elif trace.invariant:
         lines.append(("bold red", "the reference model did not reproduce the kernel's violation "
                                   f"{trace.violation}"))

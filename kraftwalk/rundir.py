@@ -46,7 +46,10 @@ RUN_JSON = "run.json"
 WALKS = "walks"
 VIOLATIONS = "violations"
 HISTOGRAM = "walks_histogram"
-DATASETS = (WALKS, VIOLATIONS, HISTOGRAM)
+COVERAGE = "coverage"  # per saved range; coverage.parquet is the run's aggregate
+COVERAGE_FILE = "coverage.parquet"
+DATASETS = (WALKS, VIOLATIONS, HISTOGRAM, COVERAGE)
+SAVED_BY = (WALKS, HISTOGRAM)  # a range is saved once its part in one of these exists
 
 _PART = re.compile(r"^part-(\d{12})-(\d{12})\.parquet$")
 TMP_PREFIX = ".tmp-"
@@ -128,7 +131,7 @@ def parts(run: str | Path | Layout, dataset: str) -> list[tuple[int, int, Path]]
 def saved_ranges(run: str | Path | Layout) -> list[tuple[int, int]]:
     """The walk ranges whose results are saved (their walks or histogram part exists)."""
     lay = layout(run)
-    return sorted({(a, b) for ds in (WALKS, HISTOGRAM) for a, b, _ in parts(lay, ds)})
+    return sorted({(a, b) for ds in SAVED_BY for a, b, _ in parts(lay, ds)})
 
 
 def walks_saved(run: str | Path | Layout) -> int:
@@ -149,14 +152,15 @@ def saved_prefix(run: str | Path | Layout) -> int:
 
 def remove_leftovers(run: str | Path | Layout) -> None:
     """Drop what a killed run may leave that belongs to no saved range: temporary files
-    and violations parts whose walks part never arrived."""
+    and violations or coverage parts whose walks part never arrived."""
     lay = layout(run)
     for p in lay.root.glob(TMP_PREFIX + "*"):
         _unlink_quietly(str(p))
     saved = set(saved_ranges(lay))
-    for a, b, p in parts(lay, VIOLATIONS):
-        if (a, b) not in saved and a != b:
-            _unlink_quietly(str(p))
+    for ds in (VIOLATIONS, COVERAGE):
+        for a, b, p in parts(lay, ds):
+            if (a, b) not in saved and a != b:
+                _unlink_quietly(str(p))
 
 
 def _read_file(path: Path, columns=None, filters=None) -> pa.Table:
@@ -187,7 +191,7 @@ def read_dataset(run: str | Path | Layout, dataset: str, columns=None, filters=N
     if not found:
         raise UsageError(f"{lay.root} has no {dataset}/ dataset: it is not a finished or "
                          "saved kraftwalk run folder")
-    saved = set(saved_ranges(lay)) if dataset == VIOLATIONS else None
+    saved = None if dataset in SAVED_BY else set(saved_ranges(lay))
     tables = [_read_file(p, columns, filters) for a, b, p in found
               if saved is None or (a, b) in saved or a == b]
     schema = tables[0].schema

@@ -28,9 +28,10 @@ from kraftwalk.backends import (  # noqa: F401  (base_weights, run_walks: used b
     backend_session, base_weights, check_backend, chunk_ranges, run_walks, stream_chunks,
 )
 from kraftwalk.config import RunConfig
+from kraftwalk.coverage import Coverage
 from kraftwalk.errors import RunStopped, UsageError
 from kraftwalk.mutations import mutation_bit
-from kraftwalk.output import write_json_atomic, write_text_atomic
+from kraftwalk.output import write_json_atomic, write_table_atomic, write_text_atomic
 from kraftwalk.signals import stop_on_signals
 from kraftwalk.tables import (
     histogram_table, names, tally, violation_dicts, violations_table, walks_table,
@@ -98,8 +99,11 @@ class RunSaver:
     """Collects finished chunks and saves them as parts of the run's datasets: after
     ``flush_seconds`` or PART_ROWS walks, whichever comes first, and on stop."""
 
-    def __init__(self, lay: rundir.Layout, cfg: RunConfig, run_id: str, start: int = 0) -> None:
+    def __init__(self, lay: rundir.Layout, cfg: RunConfig, run_id: str, start: int = 0,
+                 coverage: Coverage | None = None) -> None:
         self.lay, self.cfg, self.run_id = lay, cfg, run_id
+        self.coverage = coverage or Coverage()  # of the saved walks
+        self.pending_cover = Coverage()
         self.histogram = cfg.walk_stats == "histogram"
         self.dataset = rundir.HISTOGRAM if self.histogram else rundir.WALKS
         self.first = self.end = start
@@ -109,11 +113,11 @@ class RunSaver:
         self.last = time.monotonic()
         if not rundir.parts(lay, self.dataset):
             # Empty parts first, so even a run stopped at once is a readable dataset.
-            self._write(0, 0, [], [])
+            self._write(0, 0, [], [], Coverage())
 
-    def _write(self, first: int, end: int, chunks: list, viols: list) -> None:
-        """Save walks [first, end): the violations part, then the walks part that marks
-        the range as saved."""
+    def _write(self, first: int, end: int, chunks: list, viols: list, cover: Coverage) -> None:
+        """Save walks [first, end): the violations and coverage parts, then the walks
+        part that marks the range as saved, then the run's coverage so far."""
         if not viols:
             n_families = len(names()[3])
             viols = [violations_table(self.cfg, self.run_id, 0, np.zeros((0, 6), np.int64),
@@ -125,11 +129,16 @@ class RunSaver:
         else:
             walks = pa.concat_tables([walks_table(f, st, vi) for f, st, vi in chunks])
         rundir.write_part(self.lay, rundir.VIOLATIONS, first, end, pa.concat_tables(viols))
+        rundir.write_part(self.lay, rundir.COVERAGE, first, end, cover.table())
         rundir.write_part(self.lay, self.dataset, first, end, walks)
+        self.coverage.merge(cover)
+        write_table_atomic(self.lay.root / rundir.COVERAGE_FILE, self.coverage.table())
 
-    def add(self, first: int, stats: np.ndarray, viol: np.ndarray, weights: np.ndarray) -> None:
+    def add(self, first: int, stats: np.ndarray, viol: np.ndarray, weights: np.ndarray,
+            reach: np.ndarray, counts: np.ndarray) -> None:
         assert first == self.end, "chunks arrive in walk order"
         self.walks.append((first, stats, viol))
+        self.pending_cover.add(first, reach, counts)
         if viol[:, 0].any():
             self.viols.append(violations_table(self.cfg, self.run_id, first, viol, weights))
         self.end = first + len(stats)
@@ -141,7 +150,8 @@ class RunSaver:
         """Save the walks collected since the last save as one part."""
         if self.end == self.first:
             return
-        self._write(self.first, self.end, self.walks, self.viols)
+        self._write(self.first, self.end, self.walks, self.viols, self.pending_cover)
+        self.pending_cover = Coverage()
         self.saved += self.end - self.first
         self.first = self.end
         self.walks, self.viols = [], []
@@ -172,10 +182,12 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
         rundir.remove_leftovers(lay)
         start = rundir.saved_prefix(lay)
         prior = saved_totals(lay, cfg.walk_stats == "histogram") if start else {}
+        coverage = (Coverage.from_table(rundir.read_dataset(lay, rundir.COVERAGE))
+                    if rundir.has_dataset(lay, rundir.COVERAGE) else None)
         prior_seconds = previous_seconds(lay)
     else:
         _prepare_out(cfg)
-        start, prior, prior_seconds = 0, {}, 0.0
+        start, prior, prior_seconds, coverage = 0, {}, 0.0, None
     out = lay.root
     write_text_atomic(out / rundir.CONFIG, cfg.to_toml())
     params = params_for(cfg)
@@ -209,6 +221,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
             "walks_per_s": session["walks"] / run_s, "updated_at": _now(),
             "violations_by_invariant": dict(state["violations_by_invariant"]),
             "bound_hits": dict(state["bound_hits"]),
+            "reached": saver.coverage.reached() if saver else {},
         }
         write_json_atomic(out / rundir.RUN_JSON, {
             **summary, "config": cfg.to_dict(), "features": features, "versions": versions(),
@@ -218,7 +231,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
     saver = None
     with stop_on_signals():
         try:
-            saver = RunSaver(lay, cfg, run_id, start)
+            saver = RunSaver(lay, cfg, run_id, start, coverage)
             record()
             if on_phase:
                 on_phase("compiling")
@@ -233,7 +246,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
                 chunks = stream_chunks(cfg, params, features, workers,
                                        chunk_ranges(cfg, deadline, start))
                 try:
-                    for first, stats, viol, weights in chunks:
+                    for first, stats, viol, weights, reach, counts in chunks:
                         steps = int(stats[:, col_steps].sum())
                         for d in (state, session):
                             d["walks"] += len(stats)
@@ -246,7 +259,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
                         fv = state["first_violations"]
                         fv += violation_dicts(first, viol, 5 - len(fv))
                         saved = saver.saved
-                        saver.add(first, stats, viol, weights)
+                        saver.add(first, stats, viol, weights, reach, counts)
                         if saver.saved != saved:
                             record()
                         if progress is not None:

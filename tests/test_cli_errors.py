@@ -141,7 +141,7 @@ def fake_result(cfg: RunConfig, violations: int) -> dict[str, Any]:
 def fake_runner(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     seen: dict[str, Any] = {"violations": 0}
 
-    def run_swarm(cfg: RunConfig, progress: Any, on_phase: Any = None) -> dict[str, Any]:
+    def run_swarm(cfg: RunConfig, progress: Any, on_phase: Any = None, resume: bool = False) -> dict[str, Any]:
         seen["cfg"] = cfg
         Path(cfg.out).mkdir(parents=True)  # type: ignore[arg-type]
         (Path(cfg.out) / "config.toml").write_text(cfg.to_toml())  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ import duckdb
 import pandas as pd
 import polars as pl
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 from kraftwalk import rundir
@@ -162,8 +163,10 @@ def test_resume_after_kills_gives_the_uninterrupted_run(tmp_path, reference):
     ref_meta = json.loads((ref_dir / rundir.RUN_JSON).read_text())
     assert meta["status"] == "finished" and meta["walks_saved"] == ref_walks.num_rows
     for key in ("walks", "steps", "disabled_attempts", "violations", "violations_by_invariant",
-                "bound_hits", "first_violations"):
+                "bound_hits", "first_violations", "reached"):
         assert meta[key] == ref_meta[key], key
+    assert pq.read_table(out / rundir.COVERAGE_FILE).equals(
+        pq.read_table(ref_dir / rundir.COVERAGE_FILE))
     # a changed config is refused, a finished run resumes to nothing new
     result = subprocess.run([*cmd, "--resume", str(out), "--voters", "5"], capture_output=True,
                             text=True)

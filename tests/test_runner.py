@@ -29,7 +29,7 @@ def test_run_folder_files_and_summary(tmp_path):
     res = run_swarm(small(tmp_path, "a"))
     out = tmp_path / "a"
     assert sorted(p.name for p in out.iterdir()) == [
-        "config.toml", "run.json", "violations", "walks"]
+        "config.toml", "coverage", "coverage.parquet", "run.json", "violations", "walks"]
     meta = json.loads((out / "run.json").read_text())
     assert meta["status"] == "finished" and meta["walks"] == 600 == res["walks"]
     assert meta["walks_saved"] == 600 and meta["steps"] == res["steps"] > 0
@@ -48,7 +48,8 @@ def test_parts_are_named_by_their_walks_and_saved_as_often_as_asked(tmp_path):
                      "part-000000000000-000000000256.parquet",
                      "part-000000000256-000000000512.parquet",
                      "part-000000000512-000000000600.parquet"]
-    assert [p.name for p in sorted((tmp_path / "p" / "violations").iterdir())] == names
+    for ds in ("violations", "coverage"):
+        assert [p.name for p in sorted((tmp_path / "p" / ds).iterdir())] == names
     run_swarm(small(tmp_path, "q"))  # default: one part for a run this short
     assert len(list((tmp_path / "q" / "walks").iterdir())) == 2
     assert read(tmp_path / "p").equals(read(tmp_path / "q"))

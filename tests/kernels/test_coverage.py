@@ -1,0 +1,61 @@
+"""Reachability targets ("sometimes" properties): every target is reached by some walk,
+and each recorded witness step is exact: replaying the walk's actions up to that step
+reaches the target, one step fewer does not."""
+import numpy as np
+import pytest
+
+from conftest import F
+from kraftwalk.kernels.layout import N_TARGETS, REACHED, TARGET_NAMES, make_params
+from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS, FAMILY_NAMES, N_FAMILIES
+from kraftwalk.kernels.trace import record_walk, replay_actions
+from kraftwalk.kernels.walk import run_chunk_covered
+from kraftwalk.targets import TARGET_NAMES as CLI_TARGET_NAMES
+
+SEED = 5
+CONFIGS = {  # max_epoch 4 makes the epoch bound reachable; the default config the rest
+    "default": make_params(3, 1, 32, 16, 60, 4, 400),
+    "low max_epoch": make_params(3, 1, 32, 16, 4, 4, 400),
+}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {name: run_chunk_covered(SEED, 0, 1500, p, DEFAULT_WEIGHTS, True, F)
+            for name, p in CONFIGS.items()}
+
+
+def test_the_cli_knows_the_kernels_targets():
+    assert CLI_TARGET_NAMES == TARGET_NAMES and len(TARGET_NAMES) == N_TARGETS
+
+
+def test_every_target_is_reached(runs):
+    reached = 0
+    for _, _, _, reach, _ in runs.values():
+        reached |= int(np.bitwise_or.reduce(reach[:, 0]))
+    missing = [n for t, n in enumerate(TARGET_NAMES) if not (reached >> t) & 1]
+    assert not missing
+
+
+def test_counts_add_up_to_the_steps(runs):
+    stats, _, _, _, counts = runs["default"]
+    from kraftwalk.kernels.layout import S_STEPS, STATS_BASE
+
+    assert (counts[:, :N_FAMILIES].sum(axis=1) == stats[:, S_STEPS - STATS_BASE]).all()
+    assert counts[:, FAMILY_NAMES.index("deliver")].sum() >= counts[:, N_FAMILIES:].sum() > 0
+
+
+@pytest.mark.parametrize("target", TARGET_NAMES)
+def test_witness_step_is_exact(runs, target):
+    t = TARGET_NAMES.index(target)
+    for name, (_, _, _, reach, _) in runs.items():
+        hits = np.nonzero((reach[:, 0] >> t) & 1)[0]
+        if len(hits):
+            break
+    walk, step = int(hits[0]), int(reach[hits[0], 1 + t])
+    params = CONFIGS[name]
+    actions = record_walk(SEED, walk, params, DEFAULT_WEIGHTS, True, F)[0]
+    assert 1 <= step <= len(actions)
+    _, _, w = replay_actions(params, actions[:step], F)
+    assert (w.scal[REACHED] >> t) & 1, f"{target} not reached by step {step}"
+    _, _, w = replay_actions(params, actions[:step - 1], F)
+    assert not (w.scal[REACHED] >> t) & 1, f"{target} already reached before step {step}"
