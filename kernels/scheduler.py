@@ -314,11 +314,13 @@ def do_action(w, f, a, b, features):
     elif f == FAM_RESTART:
         restart_node(w, a, features)
     elif f == FAM_PARTITION:
-        return change_partition(w, a, b)
+        if not change_partition(w, a, b):
+            return False
     elif f == FAM_LOSE:
         lose_message(w, a)
     elif f == FAM_DUPLICATE:
         duplicate(w, a)
+    w.scal[FAMILY_COUNT + f] += 1
     return True
 
 
@@ -386,7 +388,6 @@ def step(w, act, masks, features):
             return False
         t = touched_node(w, act[0], act[1])
         if do_action(w, act[0], act[1], act[2], features):
-            w.scal[FAMILY_COUNT + act[0]] += 1
             act[3] = t
             update_masks(w, masks, t, features)
             return True
