@@ -1,0 +1,89 @@
+"""Checked steps/s of two checkouts, measured side by side on this machine.
+
+Machines of one kind differ by 2x or more, so a speed change is judged by a ratio
+taken in one session: each revision gets a git worktree and a virtual environment
+(system packages shared, the checkout installed in editable mode), its kernels are
+compiled once, then the same swarm runs alternately under each, ``--rounds`` times,
+and the medians are compared.
+
+    python experiments/compare_speed.py --old 1e54cdc [--new HEAD] [--walks 60000]
+
+writes results/compare-speed.md (and .json).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def checkout(rev: str, where: Path) -> Path:
+    """A worktree of ``rev`` with its own venv; returns the venv's python."""
+    tree = where / f"tree-{rev}"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev],
+                   check=True, capture_output=True)
+    venv = where / f"venv-{rev}"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-e", str(tree)],
+                   check=True, capture_output=True)
+    return py
+
+
+def swarm(py: Path, out: Path, args: list[str]) -> dict:
+    subprocess.run([str(py), "-m", "kraftwalk.cli", "swarm", *args, "--out", str(out)],
+                   check=True, capture_output=True, cwd=out.parent)
+    return json.loads((out / "run.json").read_text())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--old", required=True, help="git revision to compare against")
+    ap.add_argument("--new", default="HEAD")
+    ap.add_argument("--walks", type=int, default=60_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--extra", default="", help="further swarm options, e.g. '--voters 5'")
+    ap.add_argument("--out", type=Path, default=ROOT / "results")
+    args = ap.parse_args()
+    run_args = ["--walks", str(args.walks), "--workers", str(args.workers), *args.extra.split()]
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        pys = {}
+        try:
+            for label, rev in (("old", args.old), ("new", args.new)):
+                pys[label] = checkout(rev, where)
+                swarm(pys[label], where / f"warm-{label}", ["--walks", "1", "--workers", "1"])
+            rates = {"old": [], "new": []}
+            for r in range(args.rounds):
+                for label in ("old", "new"):
+                    res = swarm(pys[label], where / f"{label}-{r}", run_args)
+                    rates[label].append(res["steps_per_s_per_core"])
+                    print(f"round {r + 1} {label}: {rates[label][-1]:,.0f} checked steps/s per core",
+                          flush=True)
+        finally:
+            for rev in (args.old, args.new):
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                                str(where / f"tree-{rev}")], capture_output=True)
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    res = {"old": args.old, "new": args.new, "swarm_args": run_args, "rates": rates,
+           "median": med, "ratio": med["new"] / med["old"]}
+    args.out.mkdir(exist_ok=True)
+    (args.out / "compare-speed.json").write_text(json.dumps(res, indent=1) + "\n")
+    md = ("| checkout | checked steps/s per core (median of {n}) |\n|---|---|\n"
+          "| old ({old}) | {mo:,.0f} |\n| new ({new}) | {mn:,.0f} |\n\n"
+          "new / old = {ratio:.3f}; `kraftwalk swarm {a}` per round, run alternately.\n").format(
+        n=args.rounds, old=args.old, new=args.new, mo=med["old"], mn=med["new"],
+        ratio=res["ratio"], a=" ".join(run_args))
+    (args.out / "compare-speed.md").write_text(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
