@@ -7,7 +7,7 @@ R=results
 
 # Speed, memory (10 million walks included) and JIT time.
 kraftwalk bench --seconds 20 --memory-walks 100000 --memory-walks 1000000 \
-    --memory-walks 10000000 --report "$R"
+    --memory-walks 10000000 --out "$R"
 
 # The default one-minute swarm, as the README's first command runs it.
 rm -rf "$R/default-swarm"
@@ -16,15 +16,15 @@ kraftwalk plot "$R/default-swarm" --out "$R/default-swarm-walks.png"
 rm -r "$R/default-swarm/walks"   # large; run.json, config.toml and violations/ stay
 
 # Time to the first violation: every safety mutation, swarm vs fixed vs uniform weights.
-kraftwalk hunt --all --seeds 5 --budget 60 --weights swarm --weights fixed --weights uniform \
-    --report "$R" --name hunt
+kraftwalk hunt --all --seeds 5 --duration 60 --weights swarm --weights fixed --weights uniform \
+    --out "$R" --name hunt
 # The deep Figure 8: with the two checks that see the premature HW directly off, only
 # real data loss counts.
-kraftwalk hunt --mutation commit-old-epoch --seeds 5 --budget 120 \
+kraftwalk hunt --mutation commit-old-epoch --seeds 5 --duration 120 \
     --disable-check CommitCurrentEpoch --disable-check HighWatermarkMonotonic \
-    --report "$R" --name hunt-deep
+    --out "$R" --name hunt-deep
 # The correct model must find nothing.
-kraftwalk hunt --mutation none --seeds 1 --budget 600 --report "$R" --name hunt-correct
+kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-correct
 
 # A real shrunk trace.
 T=$(mktemp -d)

@@ -8,6 +8,7 @@ turns every usage error (ours and click's) into one stderr line and exit 2.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,7 +34,8 @@ from typer.core import TyperGroup
 
 from kraftwalk import __version__
 from kraftwalk import cli_options as opts
-from kraftwalk.config import RunConfig, make_config
+from kraftwalk.config import RUNS_DIR, RunConfig, make_config
+from kraftwalk.paths import check_output_dir, check_output_file
 from kraftwalk.errors import RunError, RunStopped, UsageError
 from kraftwalk.targets import TARGET_NAMES
 
@@ -48,6 +50,13 @@ _NO_ARGS_IS_HELP: Any = getattr(_cx, "NoArgsIsHelpError", ())
 EXIT_VIOLATIONS = 1  # only with --fail-on-violation
 EXIT_USAGE = 2  # same code click uses for its own usage errors
 EXIT_RUN_ERROR = 1  # a failure that is not a bad value
+
+# The settings each command takes from a --config file; a run folder's config.toml
+# carries every setting, and the others do not concern the command.
+CLUSTER_KEYS = ("voters", "observers", "depth", "pre_vote", "disabled_checks", "log_capacity",
+                "msg_slots", "max_epoch", "max_records")
+HUNT_KEYS = (*CLUSTER_KEYS, "workers", "chunk_walks")
+BENCH_KEYS = (*CLUSTER_KEYS, "seed", "weights", "mutation", "chunk_walks")
 
 
 def _one_line(text: object) -> str:
@@ -96,6 +105,9 @@ class KraftwalkGroup(TyperGroup):
             fail(err)
         except RunError as err:
             fail(err, EXIT_RUN_ERROR)
+        except OSError as err:  # the machine, not the input: a full disk, a vanished folder
+            where = f" {err.filename}" if getattr(err, "filename", None) else ""
+            fail(f"cannot read or write{where}: {err.strerror or err}", EXIT_RUN_ERROR)
         except _cx.ClickException as err:
             _fail_click(err)
 
@@ -414,6 +426,7 @@ def swarm(
         cfg = resume_config(resume, values)
     else:
         cfg = make_config(config, **values)
+        check_output_dir(cfg.out or RUNS_DIR, "--out")
     for name in require or ():
         if name not in TARGET_NAMES:
             fail(f"--require {name!r} is not a reachability target; known: "
@@ -450,9 +463,15 @@ def hunt(
     all_: Annotated[bool, typer.Option(
         "--all", help="Hunt every safety mutation.")] = False,
     seeds: Annotated[int, typer.Option(
-        "--seeds", min=1, max=1000, help="Master seeds per hunt: 0, 1, ..., N-1.")] = 5,
+        "--seeds", parser=opts.bounded(int, 1, 1000), metavar="N", help="How many master seeds to hunt with: --first-seed, "
+        "--first-seed + 1, ... (a count, unlike swarm's --seed, which is one seed).")] = 5,
+    first_seed: Annotated[int, typer.Option(
+        "--first-seed", parser=opts.bounded(int, 0, 2**63 - 1001), metavar="SEED", help="The first master seed hunted, so a "
+        "hunt can use seeds the swarm weights were never tuned on.")] = 0,
     budget: Annotated[float, typer.Option(
-        "--budget", min=0.1, help="Seconds per hunt before giving up.")] = 600.0,
+        "--duration", "--budget", parser=opts.bounded(float, 0.1), metavar="SECONDS", help="Seconds each hunt (one mutation, weights "
+        "mode and seed) runs before giving up, as swarm's --duration (--budget: old name).")
+    ] = 600.0,
     weights: Annotated[Optional[list[str]], typer.Option(
         "--weights", help="Weights mode: swarm, fixed or uniform; repeat to compare "
         "(default: swarm).", metavar="MODE")] = None,
@@ -464,9 +483,10 @@ def hunt(
     pre_vote: opts.PreVote = None,
     disable_check: opts.DisableCheck = None,
     report: Annotated[Optional[Path], typer.Option(
-        "--report", help="Folder for hunt.parquet and hunt.md (default: results/).")] = None,
+        "--out", "--report", help="Folder for NAME.parquet, NAME.md and NAME.png, created if "
+        "missing (default: results/; --report: old name).")] = None,
     name: Annotated[str, typer.Option(
-        "--name", help="File name stem of the report.")] = "hunt",
+        "--name", help="File name stem of the report: letters, digits, '.', '_', '-'.")] = "hunt",
 ) -> None:
     """Run the swarm until the first violation, per mutation and seed; report the
     walks, steps and seconds it took (median and range) and the invariant that caught it."""
@@ -479,9 +499,12 @@ def hunt(
         fail("give --mutation NAME (repeatable) or --all")
     names = list(dict.fromkeys(names))
     modes = list(dict.fromkeys(weights or ["swarm"]))
-    base = make_config(config, voters=voters, observers=observers, depth=depth,
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name in (".", ".."):
+        fail(f"--name {name!r} must be a plain file name stem: letters, digits, '.', '_', '-'")
+    base = make_config(config, uses=HUNT_KEYS, voters=voters, observers=observers, depth=depth,
                        workers=workers, pre_vote=pre_vote,
                        disabled_checks=disable_check or None)
+    check_output_dir(report or Path("results"), "--out")
     for m in names:  # validate every name before anything runs
         make_config(None, mutation=m)
     for mode in modes:
@@ -489,8 +512,16 @@ def hunt(
     from kraftwalk.hunt import hunt as run_hunt, render_markdown, summarize, write_results
 
     err = Console(stderr=True)
-    rows = run_hunt(base, names, modes, list(range(seeds)), budget,
-                    log=lambda msg: err.print(escape(msg)))
+    rows: list[dict] = []
+    try:
+        run_hunt(base, names, modes, list(range(first_seed, first_seed + seeds)), budget,
+                 log=lambda msg: err.print(escape(msg)), rows=rows)
+    except RunStopped as stop:  # keep the hunts that finished
+        if rows:
+            files = write_results(rows, summarize(rows), budget, report or Path("results"), name)
+            err.print(f"stopped by {stop}: {len(rows)} finished hunts written to "
+                      + ", ".join(str(f) for f in files))
+        raise typer.Exit(128 + stop.signum) from None
     summary = summarize(rows)
     files = write_results(rows, summary, budget, report or Path("results"), name)
     Console().print(render_markdown(summary, budget))
@@ -501,16 +532,17 @@ def _print_trace(trace) -> None:
     from kraftwalk.replay import render
 
     console = Console(highlight=False)
-    for style, line in render(trace):
-        console.print(escape(line), style=style or None)
+    for style, line in render(trace):  # one line each, never wrapped inside a tuple
+        console.print(escape(line), style=style or None, soft_wrap=True)
 
 
 RunDir = Annotated[Optional[Path], typer.Argument(
     help="Run folder written by `kraftwalk swarm` (its config.toml and violations/ dataset).")]
 WalkOpt = Annotated[Optional[int], typer.Option(
-    "--walk", min=0, help="Walk index to replay (default: the run's first violating walk).")]
+    "--walk", parser=opts.bounded(int, 0, 2**63 - 1), metavar="N", help="Walk index to replay (default: the run's first violating walk).")]
 ItfOpt = Annotated[Optional[Path], typer.Option(
-    "--itf", help="Also write the trace in the Informal Trace Format (ITF JSON) to this file.")]
+    "--itf", help="Also write the trace in the Informal Trace Format (ITF JSON) to this file "
+    "(its folder is created if missing).")]
 
 
 def _trace_for(run_dir, walk):
@@ -540,6 +572,8 @@ def replay(
     """Re-run one walk of a run from its seed and print it step by step: each action,
     what changed in each node and in the network, and the violated invariant (or the
     target reached, with --witness)."""
+    if itf is not None:
+        check_output_file(itf, "--itf")
     if witness is not None:
         if walk is not None or shrink:
             fail("--witness picks its own walk and steps; leave out --walk and --shrink")
@@ -574,6 +608,8 @@ def shrink_cmd(
 ) -> None:
     """Shrink a violating walk (delta debugging over its actions) to a short walk that
     violates the same invariant; print the lengths before and after and the trace."""
+    if itf is not None:
+        check_output_file(itf, "--itf")
     trace = _trace_for(run_dir, walk)
     if not trace.invariant:
         fail(f"walk {trace.walk} has no violation to shrink")
@@ -595,11 +631,13 @@ def shrink_cmd(
 def plot(
     run_dir: RunDir = None,
     out: Annotated[Optional[Path], typer.Option(
-        "--out", help="PNG file to write (default: RUN_DIR/walks.png).")] = None,
+        "--out", help="PNG file to write, its folder created if missing "
+        "(default: RUN_DIR/walks.png).")] = None,
 ) -> None:
     """Plot a run's per-walk statistics (elections, leader changes, committed entries, ...)."""
     if run_dir is None:
         fail("give the run folder to plot (RUN_DIR)")
+    check_output_file(out or Path(run_dir) / "walks.png", "--out")
     from kraftwalk import rundir
 
     if not any(rundir.has_dataset(run_dir, d) for d in (rundir.WALKS, rundir.HISTOGRAM)):
@@ -634,18 +672,20 @@ def bench(
     pre_vote: opts.PreVote = None,
     mutation: opts.Mutation = None,
     seconds: Annotated[float, typer.Option(
-        "--seconds", min=1.0, help="Length of each timed throughput run, in seconds.")] = 20.0,
+        "--seconds", parser=opts.bounded(float, 1.0), metavar="SECONDS", help="Length of each timed throughput run, in seconds.")] = 20.0,
     cold: Annotated[bool, typer.Option(
         "--cold/--no-cold", help="Also measure a cold JIT compile into an empty cache (~40 s).")] = True,
     memory_walks: Annotated[Optional[list[int]], typer.Option(
-        "--memory-walks", help="Walk counts of the peak-memory runs; repeat the option "
+        "--memory-walks", parser=opts.bounded(int, 1), metavar="N", help="Walk counts of the peak-memory runs; repeat the option "
         "(default: 100000 and 1000000).")] = None,
     report: Annotated[Optional[Path], typer.Option(
-        "--report", help="Folder for bench.json and bench.md (default: results/).")] = None,
+        "--out", "--report", help="Folder for bench.json and bench.md, created if missing "
+        "(default: results/; --report: old name).")] = None,
 ) -> None:
     """Measure throughput, memory and JIT time on this machine (the README's figures)."""
-    cfg = make_config(config, voters=voters, observers=observers, depth=depth, seed=seed,
-                      weights=weights, pre_vote=pre_vote, mutation=mutation)
+    cfg = make_config(config, uses=BENCH_KEYS, voters=voters, observers=observers, depth=depth,
+                      seed=seed, weights=weights, pre_vote=pre_vote, mutation=mutation)
+    check_output_dir(report or Path("results"), "--out")
     from kraftwalk.bench import measure, render_markdown, write_report
 
     err = Console(stderr=True)

@@ -286,3 +286,22 @@ FailOnViolation = Annotated[
         rich_help_panel=PANEL_OUTPUT,
     ),
 ]
+
+
+def bounded(kind: type, lo: float, hi: float | None = None):
+    """A typer parser for an int or float option with bounds, whose error names the
+    bad value and the allowed range (typer's own range message names neither)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except (TypeError, ValueError):
+            raise typer.BadParameter(f"{text!r} is not {'an integer' if kind is int else 'a number'}"
+                                     ) from None
+        if value < lo or (hi is not None and value > hi):
+            allowed = f">= {lo:g}" if hi is None else f"between {lo:g} and {hi:g}"
+            if kind is int and hi is not None:
+                allowed = f"between {int(lo)} and {int(hi)}"
+            raise typer.BadParameter(f"must be {allowed}, got {text}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse

@@ -338,8 +338,12 @@ def _is_own_folder(out: Any, toml_path: Any) -> bool:
         return False
 
 
-def make_config(toml_path: str | os.PathLike[str] | None = None, **cli_overrides: Any) -> RunConfig:
-    """Merge defaults < TOML file < CLI values (None = not given) and validate."""
+def make_config(toml_path: str | os.PathLike[str] | None = None, *,
+                uses: tuple[str, ...] | None = None, **cli_overrides: Any) -> RunConfig:
+    """Merge defaults < TOML file < CLI values (None = not given) and validate.
+
+    ``uses`` names the settings a command takes from a config file; the file's other
+    keys (a run folder's config.toml has them all) are ignored, not validated."""
     unknown = sorted(set(cli_overrides) - set(FIELD_NAMES))
     if unknown:  # a programming error in a command, not a user error
         raise TypeError(f"make_config() got unknown options: {', '.join(unknown)}")
@@ -347,6 +351,8 @@ def make_config(toml_path: str | os.PathLike[str] | None = None, **cli_overrides
     from_file = load_config(toml_path) if toml_path is not None else {}
     if _is_own_folder(from_file.get("out"), toml_path):
         del from_file["out"]  # a run folder's config.toml repeats its run in a new folder
+    if uses is not None:
+        from_file = {k: v for k, v in from_file.items() if k in uses}
     values = dict(from_file)
     values.update({k: v for k, v in cli_overrides.items() if v is not None})
     try:
@@ -354,5 +360,7 @@ def make_config(toml_path: str | os.PathLike[str] | None = None, **cli_overrides
     except UsageError as e:
         bad = getattr(e, "field", None)
         if bad in from_file and cli_overrides.get(bad) is None:  # the file's value was used
-            raise _fail(bad, f"in config file {os.fspath(toml_path)!r}: {e}") from None
+            # name the file's key, not an option the command may not have
+            msg = str(e).replace(option_name(bad), option_name(bad)[2:], 1)
+            raise _fail(bad, f"in config file {os.fspath(toml_path)!r}: {msg}") from None
         raise

@@ -68,8 +68,11 @@ def hunt_one(cfg: RunConfig, budget: float) -> dict:
 
 
 def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds: list[int],
-         budget: float, log: Callable[[str], None] = print) -> list[dict]:
-    rows = []
+         budget: float, log: Callable[[str], None] = print,
+         rows: list[dict] | None = None) -> list[dict]:
+    """Hunt every (mutation, weights mode, seed); each finished hunt is appended to
+    ``rows`` as it ends, so a stopped hunt keeps them."""
+    rows = [] if rows is None else rows
     for m in mutations:
         for mode in weights_modes:
             for s in seeds:

@@ -20,6 +20,19 @@ def _int(x: int):
     return x if abs(x) < 2**53 else {"#bigint": str(x)}
 
 
+def _deep(x):
+    """Every integer of a JSON-like value in the ADR's encoding (#bigint beyond 2**53)."""
+    if isinstance(x, bool) or x is None or isinstance(x, (str, float)):
+        return x
+    if isinstance(x, int):
+        return _int(x)
+    if isinstance(x, dict):
+        return {k: _deep(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_deep(v) for v in x]
+    return x
+
+
 def _set(xs) -> dict:
     return {"#set": [_int(int(x)) for x in sorted(xs)]}
 
@@ -98,8 +111,8 @@ def trace_to_itf(trace) -> dict:
             "format": "ITF", "format-description": FORMAT_URL, "source": "kraftwalk",
             "description": f"walk {trace.walk} of seed {cfg.seed}"
                            + (f", shrunk from {trace.shrunk_from} steps" if trace.shrunk_from else ""),
-            "seed": cfg.seed, "walk": trace.walk, "config": cfg.to_dict(),
-            "actions": actions, "violation": violation,
+            "seed": _int(cfg.seed), "walk": _int(trace.walk), "config": _deep(cfg.to_dict()),
+            "actions": _deep(actions), "violation": _deep(violation),
         },
         "vars": VARS,
         "states": states,

@@ -15,6 +15,7 @@ import numpy as np
 
 from kraftwalk.config import RunConfig, load_config, make_config
 from kraftwalk.errors import RunError, UsageError
+from kraftwalk.invariants import MEANING
 
 
 @dataclass
@@ -272,10 +273,12 @@ def node_line(i: int, v: dict, voters: int) -> str:
     from kraftwalk.kernels.layout import ROLE_NAMES
 
     kind = "voter" if i < voters else "observer"
+    log = f"log end {len(v['log'])} flushed {v['flushed_end']} {list(v['log'])}"
     if not v["up"]:
-        return f"node {i} ({kind}): down, epoch {v['epoch']}, log {list(v['log'])}"
+        return f"node {i} ({kind}): down, epoch {v['epoch']} voted {v['voted_id']}, {log}"
+    start = "" if v.get("epoch_start") is None else f" epoch start {v['epoch_start']}"
     return (f"node {i} ({kind}): {ROLE_NAMES[v['role']]} epoch {v['epoch']} leader {v['leader_id']} "
-            f"voted {v['voted_id']} hw {v['hw']} log {list(v['log'])}")
+            f"voted {v['voted_id']} hw {v['hw']}{start}, {log}")
 
 
 def render(trace: Trace) -> list[tuple[str, str]]:
@@ -309,6 +312,7 @@ def render(trace: Trace) -> list[tuple[str, str]]:
         lines.append(("bold red", f"VIOLATION {v.name} at step {v.step}: nodes {v.node_a}"
                                   f"{'' if v.node_b < 0 else ', ' + str(v.node_b)}, epoch {v.epoch}, "
                                   f"offset {v.offset}"))
+        lines.append(("red", f"  {v.name}: {MEANING.get(v.name, '')}"))
         for i, node in enumerate(after["nodes"]):
             style = "bold red" if i in (v.node_a, v.node_b) else ""
             lines.append((style, "  " + node_line(i, node, cfg.voters)))

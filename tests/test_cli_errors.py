@@ -82,7 +82,7 @@ def test_missing_config_file(tmp_path: Path, no_runner: None) -> None:
     [
         ("voters = = 3\n", ["invalid TOML", "bad.toml"]),
         ("voterz = 3\n", ["'voterz'", "allowed keys"]),
-        ('voters = "three"\n', ["bad.toml", "--voters", "'three'"]),
+        ('voters = "three"\n', ["bad.toml", ": voters must be", "'three'"]),
         ('disable-check = ["Nope"]\n', ["bad.toml", "'Nope'"]),
     ],
 )

@@ -216,7 +216,7 @@ def test_make_config_type_error_in_toml_names_file(tmp_path: Path) -> None:
     path = write(tmp_path, 'voters = "three"\n')
     with pytest.raises(UsageError) as info:
         make_config(path)
-    assert str(info.value) == f"in config file {str(path)!r}: --voters must be an integer, got 'three'"
+    assert str(info.value) == f"in config file {str(path)!r}: voters must be an integer, got 'three'"
 
 
 def test_make_config_bad_cli_value_over_good_toml(tmp_path: Path) -> None:
@@ -231,7 +231,7 @@ def test_make_config_bad_cli_value_over_good_toml(tmp_path: Path) -> None:
 
 def test_make_config_toml_unknown_invariant(tmp_path: Path) -> None:
     path = write(tmp_path, 'disable-check = ["Foo"]\n')
-    with pytest.raises(UsageError, match=r"unknown invariant 'Foo' in --disable-check"):
+    with pytest.raises(UsageError, match=r"unknown invariant 'Foo' in disable-check"):
         make_config(path)
 
 

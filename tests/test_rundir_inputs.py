@@ -93,7 +93,7 @@ def test_a_file_where_the_run_folder_should_be(tmp_path):
 @pytest.mark.parametrize("text,fragment", [
     ("voters = = 3\n", "invalid TOML"),
     ("", None),  # an empty config is a default config: the replay no longer matches
-    ("voters = 42\n", "--voters"),
+    ("voters = 42\n", "voters must be between 1 and 9"),
     ("bogus = 1\n", "'bogus'"),
 ])
 def test_edited_config(run, text, fragment):

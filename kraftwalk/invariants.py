@@ -1,0 +1,20 @@
+"""One line on what each safety invariant means, for reports and replays (the names
+are kraftwalk.config.INVARIANTS, the kernels' checkers.INVARIANT_NAMES)."""
+MEANING = {
+    "ElectionSafety": "at most one leader per epoch, over the whole history",
+    "VoteUniqueness": "a voter grants at most one vote per epoch",
+    "LeaderAppendOnly": "while a node leads an epoch its log only grows, even across a crash",
+    "EpochMonotonic": "a node's epoch never decreases",
+    "LogMatching": "two logs with the same epoch at an offset hold identical prefixes up to it",
+    "LeaderCompleteness": "every entry committed in an earlier epoch is in every later "
+                          "leader's log",
+    "StateMachineSafety": "a voter's log below its high watermark is a prefix of the "
+                          "committed log",
+    "HighWatermarkValid": "a node's high watermark is at most its log end offset",
+    "HighWatermarkMonotonic": "the high watermark of the highest-epoch leader never decreases",
+    "MajorityReachedHighWatermark": "a majority of voters hold every entry below a leader's "
+                                    "high watermark",
+    "CommitCurrentEpoch": "a leader's high watermark covers an entry of its own epoch",
+    "ObserverConsistency": "an observer's log below its high watermark is a prefix of the "
+                           "committed log",
+}
