@@ -23,6 +23,11 @@ kraftwalk hunt --all --seeds 5 --duration 60 --weights swarm --weights fixed --w
 kraftwalk hunt --mutation commit-old-epoch --seeds 5 --duration 120 \
     --disable-check CommitCurrentEpoch --disable-check HighWatermarkMonotonic \
     --out "$R" --name hunt-deep
+# The same hunts on seeds the swarm weights were never tuned on.
+kraftwalk hunt --all --seeds 10 --first-seed 1000 --duration 60 --out "$R" --name hunt-seeds-1000
+kraftwalk hunt --mutation commit-old-epoch --seeds 10 --first-seed 1000 --duration 120 \
+    --disable-check CommitCurrentEpoch --disable-check HighWatermarkMonotonic \
+    --out "$R" --name hunt-deep-seeds-1000
 # The correct model must find nothing.
 kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-correct
 

@@ -524,7 +524,7 @@ def hunt(
         raise typer.Exit(128 + stop.signum) from None
     summary = summarize(rows)
     files = write_results(rows, summary, budget, report or Path("results"), name)
-    Console().print(render_markdown(summary, budget))
+    Console().print(render_markdown(summary, budget), soft_wrap=True)
     Console().print("written: " + ", ".join(str(f) for f in files))
 
 
