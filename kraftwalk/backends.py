@@ -28,14 +28,30 @@ def base_weights(mode: str) -> np.ndarray:
     return np.ones_like(DEFAULT_WEIGHTS) if mode == "uniform" else DEFAULT_WEIGHTS
 
 
-def run_walks(seed: int, first: int, count: int, params: np.ndarray, mode: str,
-              features: int):
-    """One task: walks [first, first + count) -> (first, stats, violations, weights,
-    reach, counts); see kernels.walk.run_chunk_covered."""
+def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
+    """(family weights, swarm?) of a run: its weights mode's, with the fault weights it
+    sets (--crash-weight, --partition-weight, ...) in place of the mode's."""
+    from kraftwalk.config import FAULT_WEIGHTS
+    from kraftwalk.kernels.scheduler import FAMILY_NAMES
+
+    base = base_weights(cfg.weights)
+    if any(getattr(cfg, name) is not None for name in FAULT_WEIGHTS):
+        base = base.copy()
+        for name, family in FAULT_WEIGHTS.items():
+            if getattr(cfg, name) is not None:
+                base[FAMILY_NAMES.index(family)] = getattr(cfg, name)
+    return base, cfg.weights == "swarm"
+
+
+def run_walks(seed: int, first: int, count: int, params: np.ndarray,
+              weights: tuple[np.ndarray, bool], features: int):
+    """One task: walks [first, first + count) with ``weights`` (:func:`walk_weights`)
+    -> (first, stats, violations, weights, reach, counts); see
+    kernels.walk.run_chunk_covered."""
     from kraftwalk.kernels.walk import run_chunk_covered
 
-    return (first, *run_chunk_covered(seed, first, count, params, base_weights(mode),
-                                      mode == "swarm", features))
+    base, swarm = weights
+    return (first, *run_chunk_covered(seed, first, count, params, base, swarm, features))
 
 
 _watched = False
@@ -131,11 +147,12 @@ def stream_chunks(cfg: RunConfig, params: np.ndarray, features: int, workers: in
     workers."""
     from joblib import Parallel, delayed
 
+    weights = walk_weights(cfg)
     if workers == 1 and cfg.backend == "loky":
         for first, count in ranges:
-            yield run_walks(cfg.seed, first, count, params, cfg.weights, features)
+            yield run_walks(cfg.seed, first, count, params, weights, features)
         return
-    tasks = (delayed(run_walks_in_worker)(cfg.seed, first, count, params, cfg.weights, features)
+    tasks = (delayed(run_walks_in_worker)(cfg.seed, first, count, params, weights, features)
              for first, count in ranges)
     n_jobs = workers if cfg.backend == "loky" else -1
     if cfg.backend == "ray":

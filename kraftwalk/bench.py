@@ -56,7 +56,7 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
     from kraftwalk.kernels.profile import phase_costs
     from kraftwalk.kernels.scheduler import N_FAMILIES
     from kraftwalk.kernels.trace import new_walk
-    from kraftwalk.runner import base_weights, features_for, params_for
+    from kraftwalk.runner import features_for, params_for, walk_weights
 
     common = {k: getattr(base, k) for k in (
         "voters", "observers", "depth", "seed", "weights", "pre_vote", "mutation",
@@ -104,7 +104,7 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
                                             / out["reference_steps_per_s"])
 
     log("cost of each phase of a step ...")
-    bw = base_weights(base.weights)
+    bw = walk_weights(base)[0]
     w = new_walk(params, base_weights=bw)
     out["phase_ns"] = {k: round(v, 1) for k, v in phase_costs(w, bw, features_for(base)).items()}
     return out
@@ -115,11 +115,10 @@ def reference_speed(cfg: RunConfig, walks: int = 40) -> float:
     (apply + check every invariant, as the kernel does)."""
     from kraftwalk.kernels.trace import record_walk
     from kraftwalk.reference import ReferenceCluster
-    from kraftwalk.runner import base_weights, features_for, params_for
+    from kraftwalk.runner import features_for, params_for, walk_weights
 
     params, features = params_for(cfg), features_for(cfg)
-    traces = [record_walk(cfg.seed, k, params, base_weights(cfg.weights), cfg.weights == "swarm",
-                          features)[0] for k in range(walks)]
+    traces = [record_walk(cfg.seed, k, params, *walk_weights(cfg), features)[0] for k in range(walks)]
     steps = 0
     t = time.perf_counter()
     for actions in traces:

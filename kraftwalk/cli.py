@@ -376,6 +376,10 @@ def swarm(
     chunk_walks: opts.ChunkWalks = None,
     flush_seconds: opts.FlushSeconds = None,
     backend: opts.Backend = None,
+    crash_weight: opts.CrashWeight = None,
+    partition_weight: opts.PartitionWeight = None,
+    lose_weight: opts.LoseWeight = None,
+    duplicate_weight: opts.DuplicateWeight = None,
     fail_on_violation: opts.FailOnViolation = False,
     require: Annotated[Optional[list[str]], typer.Option(
         "--require", help="A reachability target the run must reach (repeatable): exit 1 "
@@ -415,6 +419,10 @@ def swarm(
         chunk_walks=chunk_walks,
         flush_seconds=flush_seconds,
         backend=backend,
+        crash_weight=crash_weight,
+        partition_weight=partition_weight,
+        lose_weight=lose_weight,
+        duplicate_weight=duplicate_weight,
     )
     if resume is not None:
         if config is not None:
@@ -451,6 +459,123 @@ def swarm(
     if missed:
         typer.echo(f"kraftwalk: required targets never reached: {', '.join(missed)}", err=True)
         raise typer.Exit(EXIT_VIOLATIONS)
+    if fail_on_violation and int(result.get("violations") or 0) > 0:
+        raise typer.Exit(EXIT_VIOLATIONS)
+
+
+def print_sweep_summary(result: Mapping[str, Any], console: Console) -> None:
+    """The sweep's totals and its per-cell table (summary.parquet)."""
+    from kraftwalk.sweep import read_summary
+
+    out = Path(str(result.get("out_dir")))
+    table = Table(title=escape(f"kraftwalk sweep {out.name}"), box=box.SIMPLE,
+                  title_justify="left")
+    rows = read_summary(out).to_pylist() if (out / "summary.parquet").is_file() else []
+    grid = list(result.get("grid") or {})
+    for col in (*grid, "walks", "steps/s per core", "violations", "targets", "status"):
+        table.add_column(col, justify="left" if col in grid or col == "status" else "right")
+    for r in rows:
+        viol = _num(r["violations"])
+        table.add_row(*(escape(str(r[k]).lower() if isinstance(r[k], bool) else str(r[k]))
+                        for k in grid),
+                      _num(r["walks"]), _num(r["steps_per_s_per_core"], ",.0f"),
+                      f"[bold red]{viol}[/]" if r["violations"] else viol,
+                      f"{r['targets_reached']}/11", escape(str(r["status"])))
+    console.print(table)
+    n = int(result.get("violations") or 0)
+    console.print(f"{result.get('cells_finished', 0)}/{result.get('cells')} cells finished, "
+                  f"{_num(result.get('walks'))} walks, {_num(result.get('steps'))} steps in "
+                  f"{_num(result.get('wall_seconds'), ',.1f')} s: "
+                  + (f"[bold red]{n:,} violations[/]" if n else "[bold green]no violations[/]"))
+    console.print(f"sweep folder: [bold]{escape(str(out))}[/] (summary.parquet, summary.md; "
+                  "walks/, violations/, coverage/ partitioned by cell)")
+
+
+@app.command()
+def sweep(
+    sweep_file: Annotated[Optional[Path], typer.Argument(
+        help="Sweep file (TOML): command = \"swarm\", a [swarm] table of the settings every "
+        "cell shares (as in a --config file; walks or duration is each cell's budget) and a "
+        "[grid] table of settings to vary, each a list of values; one cell per "
+        "combination. See experiments/sweep-*.toml.", show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="Sweep folder, created by the sweep (default: "
+        f"{RUNS_DIR}/sweep-<id>).", metavar="DIR", rich_help_panel=opts.PANEL_OUTPUT)] = None,
+    walks: opts.Walks = None,
+    duration: opts.Duration = None,
+    seed: opts.Seed = None,
+    workers: opts.Workers = None,
+    backend: opts.Backend = None,
+    chunk_walks: opts.ChunkWalks = None,
+    flush_seconds: opts.FlushSeconds = None,
+    resume: Annotated[Optional[Path], typer.Option(
+        "--resume", help="Continue the sweep in this folder (stopped by Ctrl-C, a signal or "
+        "kill -9) with its own sweep.toml: finished cells are kept, a stopped cell continues "
+        "after its saved walks. Only --workers, --backend, --chunk-walks and --flush-seconds "
+        "may be given.", metavar="DIR", rich_help_panel=opts.PANEL_OUTPUT)] = None,
+    fail_on_violation: opts.FailOnViolation = False,
+) -> None:
+    """Run a swarm for every cell of a grid of settings (cluster sizes, observers,
+    pre-vote, fault weights, mutations, depth) into one hive-partitioned dataset
+    (walks/voters=5/pre_vote=true/...) with a per-cell summary table beside it.
+
+    --walks, --duration and --seed set every cell's budget and seed over the file's.
+    Exit code 0 when every cell finished; 2 on a bad option or sweep file; 128 + the
+    signal's number when a signal stopped it (continue it with --resume)."""
+    from kraftwalk.sweep_spec import load_sweep, with_base
+
+    free = dict(workers=workers, backend=backend, chunk_walks=chunk_walks,
+                flush_seconds=flush_seconds)
+    if resume is not None:
+        if sweep_file is not None:
+            fail("--resume takes the sweep folder's own sweep.toml; leave out the SWEEP_FILE")
+        fixed = {"--walks": walks, "--duration": duration, "--seed": seed}
+        given = [k for k, v in fixed.items() if v is not None]
+        if given:
+            fail(f"--resume continues the sweep as it was made; {given[0]} would change its walks")
+        if out is not None and out.resolve() != resume.resolve():
+            fail(f"--resume {resume} continues that folder; --out {out} names another")
+        from kraftwalk.sweep import resume_spec
+
+        spec = with_base(resume_spec(resume), **free)
+        out = resume
+    else:
+        if sweep_file is None:
+            fail("give the sweep file (SWEEP_FILE), or --resume a sweep folder")
+        import dataclasses
+
+        spec = load_sweep(sweep_file)
+        budget = {k: v for k, v in spec.base.items()  # --walks or --duration alone replaces
+                  if not ((k == "duration" and walks is not None and duration is None)  # both
+                          or (k == "walks" and duration is not None and walks is None))}
+        spec = with_base(dataclasses.replace(spec, base=budget), walks=walks,
+                         duration=duration, seed=seed, **free)
+        if out is None:
+            from kraftwalk.config import new_run_id
+
+            out = Path(RUNS_DIR) / f"sweep-{new_run_id()}"
+        check_output_dir(out, "--out")
+        from kraftwalk.sweep import check_new_folder
+
+        check_new_folder(out)
+    from kraftwalk.backends import check_backend
+    from kraftwalk.sweep import run_sweep
+    from kraftwalk.sweep_progress import SweepProgress
+
+    check_backend(spec.cells()[0].config)
+    try:
+        with SweepProgress(spec, Console(stderr=True)) as progress:
+            result = run_sweep(spec, out, resume=resume is not None, on_cell=progress.on_cell,
+                               progress=progress.update, on_phase=progress.phase)
+    except RunStopped as stop:
+        result = stop.summary or {}
+        print_sweep_summary(result, Console())
+        Console(stderr=True).print(
+            f"[bold yellow]stopped by {stop}[/] in cell {escape(str(result.get('stopped_in')))}:"
+            f" every finished chunk is saved in {escape(str(out))}; continue with "
+            f"kraftwalk sweep --resume {escape(str(out))}")
+        raise typer.Exit(128 + stop.signum) from None
+    print_sweep_summary(result, Console())
     if fail_on_violation and int(result.get("violations") or 0) > 0:
         raise typer.Exit(EXIT_VIOLATIONS)
 
@@ -645,6 +770,28 @@ def plot(
     from kraftwalk.plots import plot_run
 
     Console().print(f"written: {plot_run(run_dir, out)}")
+
+
+@app.command()
+def report(
+    folder: Annotated[Optional[Path], typer.Argument(
+        help="A run folder (kraftwalk swarm) or a sweep folder (kraftwalk sweep).",
+        show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="Folder for report.md and its PNG plots, created if missing "
+        "(default: FOLDER/report).", metavar="DIR")] = None,
+) -> None:
+    """Write a Markdown report with tables and PNG plots: violations by invariant and
+    configuration, coverage of the reachability targets, walk statistics, and for a
+    sweep throughput per cell."""
+    if folder is None:
+        fail("give the run or sweep folder to report on (FOLDER)")
+    if not folder.is_dir():
+        fail(f"{folder} is not a folder: give a run or sweep folder")
+    check_output_dir(out or folder / "report", "--out")
+    from kraftwalk.report import write_report
+
+    Console().print(f"written: {write_report(folder, out)}")
 
 
 @app.command()

@@ -19,6 +19,7 @@ import typer
 
 from kraftwalk.config import (
     DEFAULT_DURATION,
+    FAULT_WEIGHTS,
     INT_RANGES,
     INVARIANTS,
     RUNS_DIR,
@@ -64,7 +65,7 @@ def _option(field_name: str, help: str, default: Any, panel: str, **kwargs: Any)
     decls = kwargs.pop("decls", (option_name(field_name),))
     if field_name in _INT_FIELDS:
         kwargs.setdefault("parser", parse_int)
-    elif field_name in ("duration", "flush_seconds"):
+    elif field_name in ("duration", "flush_seconds", *FAULT_WEIGHTS):
         kwargs.setdefault("parser", parse_float)
     return typer.Option(
         *decls,
@@ -161,6 +162,28 @@ PreVote = Annotated[
         decls=("--pre-vote/--no-pre-vote",),
     ),
 ]
+# The tuned weights (kernels.scheduler.DEFAULT_WEIGHTS, checked by a test); written
+# out so that --help does not load the kernels.
+TUNED_WEIGHTS_HELP = ("tuned: deliver 12, send 4, client_append 2, flush 2, timeout 1, "
+                      "restart 1, lose 0.5, check_quorum 0.3, partition 0.3, duplicate 0.3, "
+                      "crash 0.2, resign 0.1; uniform: all 1")
+
+
+def _fault_weight(name: str) -> Any:
+    family = FAULT_WEIGHTS[name]
+    return Annotated[Optional[float], _option(
+        name, f"Weight of the {family} fault family against the other families' weights "
+        f"({TUNED_WEIGHTS_HELP}); the swarm draws each walk's weight around it. 0 switches "
+        "the fault off; a sweep can vary it.",
+        "the weights mode's own", PANEL_CLUSTER, metavar="W")]
+
+
+CrashWeight = _fault_weight("crash_weight")
+PartitionWeight = _fault_weight("partition_weight")
+LoseWeight = _fault_weight("lose_weight")
+DuplicateWeight = _fault_weight("duplicate_weight")
+
+
 Mutation = Annotated[
     Optional[str],
     _option(

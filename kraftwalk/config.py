@@ -46,6 +46,13 @@ WEIGHTS: tuple[str, ...] = ("swarm", "fixed", "uniform")
 WALK_STATS: tuple[str, ...] = ("rows", "histogram")
 BACKENDS: tuple[str, ...] = ("loky", "dask", "ray")
 
+# Weight options of the fault families (the centre of the swarm's draws, the fixed
+# mode's weight): unset keeps the weights mode's own value; kernels.scheduler names
+# the families.
+FAULT_WEIGHTS: dict[str, str] = {"crash_weight": "crash", "partition_weight": "partition",
+                                 "lose_weight": "lose", "duplicate_weight": "duplicate"}
+MAX_FAULT_WEIGHT = 1000.0
+
 DEFAULT_DURATION = 60.0  # seconds, used when neither walks nor duration is set
 MAX_FLUSH_SECONDS = 3600.0
 RUNS_DIR = "kraftwalk-runs"  # parent of run folders when --out is not given
@@ -117,6 +124,10 @@ class RunConfig:
     backend: str = "loky"
     chunk_walks: int = 2048
     flush_seconds: float = 10.0
+    crash_weight: float | None = None
+    partition_weight: float | None = None
+    lose_weight: float | None = None
+    duplicate_weight: float | None = None
 
     def __post_init__(self) -> None:
         self._normalize()
@@ -148,6 +159,9 @@ class RunConfig:
         if self.duration is not None:
             set_(self, "duration", float(self.duration))
         set_(self, "flush_seconds", float(self.flush_seconds))
+        for name in FAULT_WEIGHTS:
+            if getattr(self, name) is not None:
+                set_(self, name, float(getattr(self, name)))
 
     def validate(self) -> None:
         """Raise UsageError naming the first bad value."""
@@ -175,6 +189,14 @@ class RunConfig:
             shown = f if _is_number(f) else repr(f)
             raise _fail("flush_seconds", "--flush-seconds must be a number of seconds between 0 "
                         f"and {MAX_FLUSH_SECONDS:g}, got {shown}")
+
+        for name, family in FAULT_WEIGHTS.items():
+            x = getattr(self, name)
+            if x is not None and not (_is_number(x) and math.isfinite(x)
+                                      and 0 <= x <= MAX_FAULT_WEIGHT):
+                shown = x if _is_number(x) else repr(x)
+                raise _fail(name, f"{option_name(name)} must be a number between 0 and "
+                            f"{MAX_FAULT_WEIGHT:g} (the {family} family's weight), got {shown}")
 
         choices = {"weights": WEIGHTS, "walk_stats": WALK_STATS, "mutation": MUTATIONS,
                    "backend": BACKENDS}

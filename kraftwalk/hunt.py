@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from kraftwalk.config import RunConfig
-from kraftwalk.backends import chunk_ranges, run_walks_in_worker, stream_chunks
+from kraftwalk.backends import chunk_ranges, run_walks_in_worker, stream_chunks, walk_weights
 from kraftwalk.runner import features_for, params_for, warm_up
 
 HUNT_CHUNK = 256  # walks per task: small, so the time to a find is measured finely
@@ -36,12 +36,13 @@ def hunt_one(cfg: RunConfig, budget: float) -> dict:
                               chunk_walks=min(cfg.chunk_walks, HUNT_CHUNK))
     params = params_for(cfg)
     features = features_for(cfg)
-    warm_up(params, cfg.weights, features)
+    weights = walk_weights(cfg)
+    warm_up(params, weights, features)
     workers = cfg.effective_workers
     if workers > 1:  # start the (reused) worker pool and load the kernels in each worker
         from joblib import Parallel, delayed
 
-        Parallel(n_jobs=workers)(delayed(run_walks_in_worker)(cfg.seed, 0, 1, params, cfg.weights,
+        Parallel(n_jobs=workers)(delayed(run_walks_in_worker)(cfg.seed, 0, 1, params, weights,
                                                              features) for _ in range(workers))
     start = time.monotonic()
     walks = steps = 0

@@ -84,3 +84,61 @@ def plot_hunt(rows: list[dict], path: str | Path, budget: float) -> Path:
     ax.invert_yaxis()
     fig.tight_layout()
     return _save(fig, Path(path))
+
+
+def plot_coverage(share: dict[str, dict[str, float]], path: str | Path) -> Path:
+    """Share of walks reaching each target: bars for one run, a heatmap (cells x
+    targets) for a sweep's cells."""
+    labels = list(share)
+    targets = list(next(iter(share.values())))
+    if len(labels) == 1:
+        vals = [share[labels[0]][t] for t in targets]
+        fig, ax = plt.subplots(figsize=(8, 0.35 * len(targets) + 1))
+        ax.barh(targets, [max(v, 1e-7) for v in vals], color="#3b6ea5")
+        ax.set_xscale("log")
+        ax.set_xlabel("share of walks that reached the target (log scale)")
+        ax.invert_yaxis()
+        for y, v in enumerate(vals):
+            ax.text(max(v, 1e-7), y, f" {v:.2%}" if v else " never", va="center", fontsize=8)
+    else:
+        grid = np.array([[share[c][t] for t in targets] for c in labels])
+        fig, ax = plt.subplots(figsize=(1.5 + 0.6 * len(targets), 1.2 + 0.24 * len(labels)))
+        shown = np.log10(np.maximum(grid, 1e-6))
+        im = ax.imshow(shown, aspect="auto", cmap="viridis", vmin=-6, vmax=0)
+        ax.set_xticks(range(len(targets)), targets, rotation=45, ha="right", fontsize=8)
+        ax.set_yticks(range(len(labels)), labels, fontsize=7)
+        for i, j in zip(*np.nonzero(grid == 0)):
+            ax.text(j, i, "×", ha="center", va="center", color="white", fontsize=8)
+        bar = fig.colorbar(im, ax=ax)
+        bar.set_label("share of walks reaching it (log10; × never)")
+    fig.tight_layout()
+    return _save(fig, Path(path))
+
+
+def plot_per_cell(rows: list[dict], grid: dict[str, list], x: str | None,
+                  stats: tuple[str, ...], path: str | Path, ylabel: str) -> Path:
+    """One panel per statistic of a sweep's summary rows: against setting ``x`` with a
+    line per combination of the other settings, or as bars per cell when no setting is
+    numeric."""
+    fig, axes = plt.subplots(1, len(stats), figsize=(4.2 * len(stats) + 1.5, 3.6), squeeze=False)
+    others = [k for k in grid if k != x]
+    for ax, stat in zip(axes[0], stats):
+        if x is None:
+            ax.bar(range(len(rows)), [r[stat] for r in rows], color="#3b6ea5")
+            ax.set_xticks(range(len(rows)), [r["partition"] for r in rows], rotation=60,
+                          ha="right", fontsize=7)
+        else:
+            combos = list(dict.fromkeys(tuple(r[k] for k in others) for r in rows))
+            for combo in combos:
+                pts = sorted((r[x], r[stat]) for r in rows
+                             if tuple(r[k] for k in others) == combo)
+                label = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                                  for k, v in zip(others, combo)) or None
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label)
+            ax.set_xlabel(x)
+            if 0 < len(combos) <= 8 and others:
+                ax.legend(fontsize=7)
+        ax.set_title(stat.replace("mean_", "").replace("_", " "))
+        ax.set_ylabel(ylabel)
+    fig.tight_layout()
+    return _save(fig, Path(path))

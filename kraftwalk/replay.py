@@ -74,11 +74,11 @@ def record(cfg: RunConfig, walk: int) -> Trace:
     """Re-run walk ``walk`` of the run described by ``cfg`` and record its actions."""
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
     from kraftwalk.kernels.trace import record_walk
-    from kraftwalk.runner import base_weights, features_for, params_for
+    from kraftwalk.runner import features_for, params_for, walk_weights
     from kraftwalk.tables import VIOL_COLUMNS
 
-    actions, _, viol, _, _ = record_walk(cfg.seed, walk, params_for(cfg), base_weights(cfg.weights),
-                                         cfg.weights == "swarm", features_for(cfg))
+    actions, _, viol, _, _ = record_walk(cfg.seed, walk, params_for(cfg), *walk_weights(cfg),
+                                         features_for(cfg))
     v = dict(zip(VIOL_COLUMNS, (int(x) for x in viol)))
     inv = v["invariant"]
     info = None

@@ -51,12 +51,12 @@ def resume_config(run_dir: str | Path, given: dict[str, Any]) -> RunConfig:
     return dataclasses.replace(cfg, out=str(run), **changes)
 
 
-def _running_pid(run: Path) -> int | None:
+def _running_pid(run: Path, status_file: str = rundir.RUN_JSON) -> int | None:
     """The pid of the process still running the run, if run.json names a live one."""
     import os
 
     try:
-        meta = json.loads((run / rundir.RUN_JSON).read_text())
+        meta = json.loads((run / status_file).read_text())
         pid = int(meta["pid"]) if meta.get("status") == "running" else None
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None

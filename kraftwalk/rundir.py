@@ -68,6 +68,10 @@ class Layout:
         base = self.data_root / name
         return base / self.partition if self.partition else base
 
+    def keys(self) -> list[str]:
+        """The partition's column names (``voters=5/pre_vote=true``: voters, pre_vote)."""
+        return [p.split("=", 1)[0] for p in self.partition.split("/")] if self.partition else []
+
     def meta(self) -> dict:
         """What run.json records so that readers find a sweep cell's datasets."""
         if not self.partition:
@@ -95,8 +99,13 @@ def part_name(first: int, end: int) -> str:
 
 
 def write_part(run: Path | Layout, dataset: str, first: int, end: int, table: pa.Table) -> Path:
-    """Write walks [first, end) of ``dataset`` as one complete Parquet file."""
+    """Write walks [first, end) of ``dataset`` as one complete Parquet file. In a sweep
+    cell, the partition's columns are left out of the file: its folder names them, and
+    a column in both would clash for the readers of the hive-partitioned dataset."""
     lay = layout(run)
+    drop = [k for k in lay.keys() if k in table.column_names]
+    if drop:
+        table = table.drop_columns(drop)
     folder = lay.dataset(dataset)
     folder.mkdir(parents=True, exist_ok=True)
     name = part_name(first, end)

@@ -26,6 +26,7 @@ from kraftwalk import __version__
 from kraftwalk import rundir
 from kraftwalk.backends import (  # noqa: F401  (base_weights, run_walks: used by hunt, bench, replay)
     backend_session, base_weights, check_backend, chunk_ranges, run_walks, stream_chunks,
+    walk_weights,
 )
 from kraftwalk.config import RunConfig
 from kraftwalk.coverage import Coverage
@@ -73,11 +74,11 @@ def versions() -> dict:
             "platform": platform.platform(), "machine": platform.machine()}
 
 
-def warm_up(params: np.ndarray, mode: str, features: int) -> float:
+def warm_up(params: np.ndarray, weights: tuple[np.ndarray, bool], features: int) -> float:
     """Compile (or load from the cache) the kernels for this feature mask; seconds taken.
     Done once here before any worker starts, so workers load the cached code."""
     t = time.perf_counter()
-    run_walks(0, 0, 1, params, mode, features)
+    run_walks(0, 0, 1, params, weights, features)
     return time.perf_counter() - t
 
 
@@ -235,7 +236,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
             record()
             if on_phase:
                 on_phase("compiling")
-            state["jit_seconds"] = warm_up(params, cfg.weights, features)
+            state["jit_seconds"] = warm_up(params, walk_weights(cfg), features)
             if on_phase:
                 on_phase("running")
             duration = cfg.effective_duration

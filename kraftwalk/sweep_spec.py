@@ -1,0 +1,190 @@
+"""Sweep files: a command, the settings every cell shares, and a grid of settings.
+
+::
+
+    # experiments/sweep-safety.toml
+    command = "swarm"
+
+    [swarm]             # every cell's settings (the keys of a swarm --config file)
+    walks = 100000      # the budget of each cell: walks or duration (seconds)
+
+    [grid]              # one cell per combination; the first key varies slowest
+    voters = [1, 2, 3, 4, 5]
+    pre_vote = [true, false]
+
+Each cell is a swarm run whose datasets live in the sweep's hive partition
+``voters=3/pre_vote=true`` (:mod:`kraftwalk.sweep`). Every cell's config is checked
+before any cell runs; an error names the file and the key or cell.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import sys
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from kraftwalk.config import FIELD_NAMES, KEY_ALIASES, RunConfig, _toml_value, option_name
+from kraftwalk.errors import UsageError
+
+COMMANDS = ("swarm",)
+# Settings a grid may not vary: they change where or how walks run, never what a walk
+# does, or (out) belong to the sweep as a whole.
+NOT_IN_GRID = ("out", "workers", "backend", "chunk_walks", "flush_seconds", "disabled_checks")
+MAX_CELLS = 10_000
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One combination of the grid: its values (grid order), partition and config."""
+
+    values: dict[str, Any]
+    config: RunConfig
+
+    @property
+    def partition(self) -> str:
+        return partition_of(self.values)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    command: str
+    base: dict[str, Any]  # RunConfig field -> value, shared by every cell
+    grid: dict[str, list[Any]]  # RunConfig field -> values, in file order
+
+    def cells(self) -> list[Cell]:
+        """Every cell, the first grid key varying slowest."""
+        out = []
+        for combo in itertools.product(*self.grid.values()):
+            values = dict(zip(self.grid, combo))
+            try:
+                cfg = RunConfig(**{**self.base, **values})
+            except UsageError as e:
+                raise UsageError(f"sweep cell {partition_of(values) or '(the only one)'}: {e}"
+                                 ) from None
+            out.append(Cell(values, cfg))
+        return out
+
+    def to_toml(self) -> str:
+        """The sweep file as run, read back by ``kraftwalk sweep --resume``."""
+        lines = ["# kraftwalk sweep, as run; continue with: kraftwalk sweep --resume <this folder>",
+                 f"command = {_toml_value(self.command)}", "", f"[{self.command}]"]
+        lines += [f"{option_name(k)[2:]} = {_toml_value(v)}" for k, v in self.base.items()]
+        lines += ["", "[grid]"]
+        lines += [f"{option_name(k)[2:]} = {_toml_value(v)}" for k, v in self.grid.items()]
+        return "\n".join(lines) + "\n"
+
+
+def partition_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return urllib.parse.quote(str(value), safe="")
+
+
+def partition_of(values: dict[str, Any]) -> str:
+    """Hive partition path of a cell: ``voters=3/pre_vote=true`` (column names as the
+    config's field names, so they need no quoting in SQL)."""
+    return "/".join(f"{k}={partition_value(v)}" for k, v in values.items())
+
+
+def _field(key: str, where: str) -> str:
+    name = KEY_ALIASES.get(key)
+    if name is None:
+        allowed = ", ".join(option_name(n)[2:] for n in FIELD_NAMES)
+        raise UsageError(f"unknown key {key!r} in {where}; allowed keys: {allowed}")
+    return name
+
+
+def parse_sweep(data: dict, shown: str) -> SweepSpec:
+    """A sweep spec from the parsed TOML of file ``shown``; every cell is validated."""
+    if not isinstance(data, dict):
+        raise UsageError(f"{shown}: not a sweep file")
+    extra = sorted(set(data) - {"command", "grid", *COMMANDS})
+    if extra:
+        raise UsageError(f"unknown key {extra[0]!r} in sweep file {shown}; allowed: command, "
+                         f"[{'], ['.join(COMMANDS)}], [grid]")
+    command = data.get("command", "swarm")
+    if command not in COMMANDS:
+        raise UsageError(f"command = {command!r} in sweep file {shown}: the commands a sweep "
+                         f"runs are {', '.join(COMMANDS)}")
+    base_in = data.get(command, {})
+    grid_in = data.get("grid")
+    for name, table in ((f"[{command}]", base_in), ("[grid]", grid_in)):
+        if not isinstance(table, dict):
+            raise UsageError(f"{name} in sweep file {shown} must be a table of settings")
+    base: dict[str, Any] = {}
+    for key, value in base_in.items():
+        name = _field(key, f"[{command}] of sweep file {shown}")
+        if name == "out":
+            raise UsageError(f"out in [{command}] of sweep file {shown}: the sweep folder is "
+                             "given by kraftwalk sweep --out")
+        base[name] = value
+    grid: dict[str, list[Any]] = {}
+    for key, values in grid_in.items():
+        name = _field(key, f"[grid] of sweep file {shown}")
+        where = f"{key} in [grid] of sweep file {shown}"
+        if name in NOT_IN_GRID:
+            raise UsageError(f"{where}: a grid cannot vary {option_name(name)[2:]}; the keys it "
+                             f"cannot vary are {', '.join(option_name(n)[2:] for n in NOT_IN_GRID)}")
+        if name in grid:
+            raise UsageError(f"{where}: the grid names {option_name(name)[2:]} twice")
+        if not isinstance(values, list) or not values:
+            raise UsageError(f"{where} must be a non-empty list of values, got {values!r}")
+        for v in values:
+            if not isinstance(v, (bool, int, float, str)):
+                raise UsageError(f"{where}: values must be numbers, booleans or strings, "
+                                 f"got {v!r}")
+        shown_values = [partition_value(v) for v in values]
+        if len(set(shown_values)) != len(shown_values):
+            raise UsageError(f"{where} repeats a value: {values!r}")
+        grid[name] = values
+        base.pop(name, None)  # the grid's values win
+    if not grid:
+        raise UsageError(f"[grid] of sweep file {shown} names no setting to vary")
+    n = 1
+    for values in grid.values():
+        n *= len(values)
+    if n > MAX_CELLS:
+        raise UsageError(f"sweep file {shown} has {n:,} cells; at most {MAX_CELLS:,} are allowed")
+    spec = SweepSpec(command, base, grid)
+    spec.cells()  # every cell's config is valid, or a one-line error names the cell
+    return spec
+
+
+def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
+    shown = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as e:
+        raise UsageError(f"cannot read sweep file {shown!r}: {e.strerror or e}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"invalid TOML in sweep file {shown!r}: {' '.join(str(e).split())}"
+                         ) from None
+    return parse_sweep(data, shown)
+
+
+def with_base(spec: SweepSpec, **overrides: Any) -> SweepSpec:
+    """The spec with the sweep command's options (None = not given) in its base; the
+    grid's settings stay the grid's."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    for name in given:
+        if name in spec.grid:
+            raise UsageError(f"{option_name(name)} is varied by the sweep's grid; leave it out")
+    new = dataclasses.replace(spec, base={**spec.base, **given})
+    new.cells()  # the options given are valid for every cell
+    return new
+
+
+def cell_dir(sweep: Path, cell: Cell) -> Path:
+    return sweep / "cells" / cell.partition
