@@ -82,6 +82,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, action="append", default=[])
     ap.add_argument("--sweep", action="append", default=[], help="a sweep file to measure")
     ap.add_argument("--sweep-out", type=Path, help="keep the (one) sweep's folder here")
+    ap.add_argument("--append", action="store_true",
+                    help="add to the rows already in OUT/memory-runs.json")
     ap.add_argument("--nice", action="store_true")
     ap.add_argument("--out", type=Path, default=Path("results"))
     args = ap.parse_args()
@@ -90,6 +92,8 @@ def main() -> None:
     d = RunConfig()
     common = {k: getattr(d, k) for k in ("voters", "observers", "depth", "seed", "weights")}
     rows = []
+    if args.append and (args.out / "memory-runs.json").is_file():
+        rows = json.loads((args.out / "memory-runs.json").read_text())
     for s in args.seconds:
         res = _child_run({**common, "duration": s, "workers": 2})
         rows.append({"run": f"{s:g} s on 2 workers", "walks": res["walks"], "steps": res["steps"],

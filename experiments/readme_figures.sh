@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerate every figure in the README into results/ (about 35 minutes on 2 cores).
+# Regenerate every figure in the README into results/ (about 2 hours on 2 cores, one of
+# them the memory of a one-hour run).
 # Run on an otherwise idle machine: throughput and seconds are timings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,25 @@ kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-c
 T=$(mktemp -d)
 kraftwalk swarm --walks 2000 --mutation restarted-leader-keeps-leading --out "$T/run" > /dev/null
 COLUMNS=100 kraftwalk replay "$T/run" --shrink --itf "$R/trace-example.itf.json" > "$R/trace-example.txt"
+rm -rf "$T/run"
+
+# The shipped sweeps, their summaries and reports (the sweep folders' datasets are large
+# and stay out of results/), and the peak memory of the safety sweep.
+for name in safety disruptions; do
+    rm -rf "$T/sweep-$name" "$R/sweep-$name"
+done
+python experiments/memory.py --seconds 60 --seconds 3600 --nice \
+    --sweep experiments/sweep-safety.toml --sweep-out "$T/sweep-safety" --out "$R"
+kraftwalk sweep experiments/sweep-disruptions.toml --out "$T/sweep-disruptions"
+for name in safety disruptions; do
+    kraftwalk report "$T/sweep-$name" --out "$R/sweep-$name"
+    cp "$T/sweep-$name/summary.md" "$T/sweep-$name/summary.parquet" "$R/sweep-$name/"
+done
+python experiments/sweep_by_voters.py "$T/sweep-safety" --out "$R/sweep-safety/by-voters.md"
 rm -rf "$T"
+
+# Resume and coverage against the checkout before them: a side-by-side speed ratio.
+python experiments/compare_speed.py --old 1e54cdc --rounds 7 --out "$R"
 
 # Studies (step counts; not timing-sensitive).
 python experiments/tune_swarm.py --seeds 5 --budget-steps 60000000 --out "$R"

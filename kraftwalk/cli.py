@@ -494,9 +494,9 @@ def print_sweep_summary(result: Mapping[str, Any], console: Console) -> None:
 @app.command()
 def sweep(
     sweep_file: Annotated[Optional[Path], typer.Argument(
-        help="Sweep file (TOML): command = \"swarm\", a [swarm] table of the settings every "
+        help="Sweep file (TOML): command = \"swarm\", a \\[swarm] table of the settings every "
         "cell shares (as in a --config file; walks or duration is each cell's budget) and a "
-        "[grid] table of settings to vary, each a list of values; one cell per "
+        "\\[grid] table of settings to vary, each a list of values; one cell per "
         "combination. See experiments/sweep-*.toml.", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option(
         "--out", help="Sweep folder, created by the sweep (default: "

@@ -324,19 +324,25 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def read_toml(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
+    """A TOML file's contents; a missing or bad file is one UsageError line naming it."""
+    shown = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except OSError as e:
+        raise UsageError(f"cannot read {what} {shown!r}: {e.strerror or e}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"invalid TOML in {what} {shown!r}: {_one_line(e)}") from None
+
+
 def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a TOML config file into a dict keyed by RunConfig field names.
 
     Values are not validated here (that happens in RunConfig), only the keys.
     """
     shown = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as e:
-        raise UsageError(f"cannot read config file {shown!r}: {e.strerror or e}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise UsageError(f"invalid TOML in config file {shown!r}: {_one_line(e)}") from None
+    data = read_toml(path, "config file")
 
     values: dict[str, Any] = {}
     for key, value in data.items():

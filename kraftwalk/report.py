@@ -54,12 +54,14 @@ def run_report(run: Path, out: Path) -> Path:
     meta = _run_json(run)
     cfg = meta.get("config") or {}
     walks = int(meta.get("walks") or 0)
+    n_workers = meta.get("workers")
+    rate = float(meta.get("steps_per_s_per_core") or 0)
     md = [f"# kraftwalk report: run {run.name}\n",
           f"Status **{meta.get('status')}**: {walks:,} walks, {int(meta.get('steps') or 0):,} "
-          f"checked steps in {float(meta.get('seconds') or 0):,.1f} s on "
-          f"{meta.get('workers')} workers ({float(meta.get('steps_per_s_per_core') or 0):,.0f} "
-          f"steps/s per core, {float(meta.get('walks_per_s') or 0):,.0f} walks/s; kernels "
-          f"compiled or loaded in {float(meta.get('jit_seconds') or 0):.1f} s).\n",
+          f"checked steps in {float(meta.get('seconds') or 0):,.1f} s on {n_workers} "
+          f"worker{'' if n_workers == 1 else 's'} ({rate:,.0f} steps/s per core, "
+          f"{float(meta.get('walks_per_s') or 0):,.0f} walks/s; kernels compiled or loaded in "
+          f"{float(meta.get('jit_seconds') or 0):.1f} s).\n",
           _table(["setting", "value"], [[k, _fmt(cfg.get(k))] for k in (
               "voters", "observers", "depth", "seed", "weights", "pre_vote", "mutation",
               "crash_weight", "partition_weight", "lose_weight", "duplicate_weight")
@@ -127,6 +129,7 @@ def sweep_report(sweep: Path, out: Path) -> Path:
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
     from kraftwalk.kernels.layout import TARGET_NAMES
     from kraftwalk.plots import plot_coverage, plot_per_cell
+    from kraftwalk.resume import FREE_ON_RESUME  # where and how walks ran, not what they did
     from kraftwalk.sweep import SWEEP_JSON, read_summary
     from kraftwalk.sweep_spec import load_sweep
 
@@ -146,7 +149,8 @@ def sweep_report(sweep: Path, out: Path) -> Path:
           f"{float(meta.get('wall_seconds') or 0):,.0f} s.\n",
           "Grid (one cell per combination): "
           + "; ".join(f"{k} = {', '.join(_fmt(v) for v in vs)}" for k, vs in grid.items())
-          + ".  \nEvery cell: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in spec.base.items())
+          + ".  \nEvery cell: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in spec.base.items()
+                                             if k not in FREE_ON_RESUME)
           + ".\n"]
 
     md.append("## Violations by invariant and configuration\n")

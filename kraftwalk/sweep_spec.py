@@ -21,18 +21,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-import sys
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-from kraftwalk.config import FIELD_NAMES, KEY_ALIASES, RunConfig, _toml_value, option_name
+from kraftwalk.config import (
+    FIELD_NAMES, KEY_ALIASES, RunConfig, _toml_value, option_name, read_toml,
+)
 from kraftwalk.errors import UsageError
 
 COMMANDS = ("swarm",)
@@ -162,16 +158,7 @@ def parse_sweep(data: dict, shown: str) -> SweepSpec:
 
 
 def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
-    shown = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as e:
-        raise UsageError(f"cannot read sweep file {shown!r}: {e.strerror or e}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise UsageError(f"invalid TOML in sweep file {shown!r}: {' '.join(str(e).split())}"
-                         ) from None
-    return parse_sweep(data, shown)
+    return parse_sweep(read_toml(path, "sweep file"), os.fspath(path))
 
 
 def with_base(spec: SweepSpec, **overrides: Any) -> SweepSpec:

@@ -1,0 +1,44 @@
+"""A sweep's summary folded by cluster size: one row per voter count, over the other
+settings of the grid (for the README; the full per-cell table is summary.md).
+
+    python experiments/sweep_by_voters.py SWEEP_DIR --out results/sweep-safety/by-voters.md
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sweep", type=Path)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    df = pq.read_table(args.sweep / "summary.parquet").to_pandas()
+    has_pv = "pre_vote" in df.columns and df["pre_vote"].nunique() > 1
+    lines = ["| voters | cells | walks | checked steps | violations | targets reached (fewest in a cell) "
+             "| steps/s per core (median) | committed / walk | disruptions / walk"
+             + (" (pre-vote on / off)" if has_pv else "") + " |", "|" + "---|" * 9]
+    for v, g in df.groupby("voters"):
+        if has_pv:
+            on, off = g[g["pre_vote"]], g[~g["pre_vote"]]
+            committed = f"{on['mean_committed'].mean():.2f} / {off['mean_committed'].mean():.2f}"
+            disrupt = f"{on['mean_disruptions'].mean():.3f} / {off['mean_disruptions'].mean():.3f}"
+        else:
+            committed = f"{g['mean_committed'].mean():.2f}"
+            disrupt = f"{g['mean_disruptions'].mean():.3f}"
+        lines.append(f"| {v} | {len(g)} | {g['walks'].sum():,} | {g['steps'].sum():,} | "
+                     f"{g['violations'].sum():,} | {g['targets_reached'].min()}/11 | "
+                     f"{g['steps_per_s_per_core'].median():,.0f} | {committed} | {disrupt} |")
+    t = df["walks"].sum(), df["steps"].sum(), df["violations"].sum(), len(df)
+    lines.append(f"\n{t[0]:,} walks and {t[1]:,} checked steps in {t[3]} cells, {t[2]:,} "
+                 "violations. Means per walk are over the cells of each row.")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
