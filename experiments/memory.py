@@ -56,7 +56,8 @@ def sweep_peak(sweep_file: str, keep: Path | None = None) -> dict:
         proc = subprocess.Popen([sys.executable, "-m", "kraftwalk.cli", "sweep", sweep_file,
                                  "--out", str(out)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        main_peak = worker_peak = total_peak = 0.0
+        main_peak = worker_peak = total_peak = half_peak = 0.0
+        series = []  # (seconds, main RSS) every few seconds: flat, or growing with cells?
         while proc.poll() is None:
             tree, todo = [], [proc.pid]
             while todo:
@@ -65,6 +66,11 @@ def sweep_peak(sweep_file: str, keep: Path | None = None) -> dict:
                 todo += _children(p)
             rss = {p: _rss_mib(p) for p in tree}
             main_peak = max(main_peak, rss.get(proc.pid, 0.0))
+            cells = _cells_done(out)
+            if cells is not None and cells[0] * 2 <= cells[1]:
+                half_peak = main_peak  # the peak while the first half of the cells ran
+            if not series or time.monotonic() - t - series[-1][0] >= 5:
+                series.append((round(time.monotonic() - t, 1), round(rss.get(proc.pid, 0.0), 1)))
             worker_peak = max([worker_peak] + [v for p, v in rss.items() if p != proc.pid])
             total_peak = max(total_peak, sum(rss.values()))
             time.sleep(0.5)
@@ -74,7 +80,16 @@ def sweep_peak(sweep_file: str, keep: Path | None = None) -> dict:
     return {"run": f"sweep {Path(sweep_file).name}: {meta['cells']} cells",
             "walks": meta["walks"], "steps": meta["steps"],
             "seconds": round(time.monotonic() - t, 1), "main_rss_mib": round(main_peak, 1),
-            "worker_rss_mib": round(worker_peak, 1), "total_rss_mib": round(total_peak, 1)}
+            "worker_rss_mib": round(worker_peak, 1), "total_rss_mib": round(total_peak, 1),
+            "main_rss_first_half_mib": round(half_peak, 1), "main_rss_series": series}
+
+
+def _cells_done(out: Path) -> tuple[int, int] | None:
+    try:
+        meta = json.loads((out / "sweep.json").read_text())
+        return meta["cells_finished"], meta["cells"]
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def main() -> None:
@@ -107,8 +122,10 @@ def main() -> None:
     (args.out / "memory-runs.json").write_text(json.dumps(rows, indent=1) + "\n")
     lines = ["| run | walks | peak RSS main | peak RSS largest worker |", "|---|---|---|---|"]
     for r in rows:
+        half = (f" ({r['main_rss_first_half_mib']:.0f} MiB in its first half of cells)"
+                if r.get("main_rss_first_half_mib") else "")
         lines.append(f"| {r['run']} | {r['walks']:,} | "
-                     f"{r['main_rss_mib']:.0f} MiB | {r['worker_rss_mib']:.0f} MiB |")
+                     f"{r['main_rss_mib']:.0f} MiB{half} | {r['worker_rss_mib']:.0f} MiB |")
     note = " (at the lowest CPU priority, sharing the machine)" if args.nice else ""
     lines.append(f"\nA fresh process per run{note}: timed runs of the default swarm config on 2 "
                  "workers; sweeps as their file says, on all cores.")

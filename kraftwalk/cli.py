@@ -467,12 +467,16 @@ def print_sweep_summary(result: Mapping[str, Any], console: Console) -> None:
     """The sweep's totals and its per-cell table (summary.parquet)."""
     from kraftwalk.sweep import read_summary
 
-    out = Path(str(result.get("out_dir")))
+    if not result.get("out_dir"):  # stopped before the sweep began
+        return
+    out = Path(str(result["out_dir"]))
     table = Table(title=escape(f"kraftwalk sweep {out.name}"), box=box.SIMPLE,
                   title_justify="left")
     rows = read_summary(out).to_pylist() if (out / "summary.parquet").is_file() else []
     grid = list(result.get("grid") or {})
-    for col in (*grid, "walks", "steps/s per core", "violations", "targets", "status"):
+    status = any(r["status"] != "finished" for r in rows)  # a column only when it says something
+    for col in (*grid, "walks", "steps/s per core", "violations", "targets",
+                *(("status",) if status else ())):
         table.add_column(col, justify="left" if col in grid or col == "status" else "right")
     for r in rows:
         viol = _num(r["violations"])
@@ -480,7 +484,8 @@ def print_sweep_summary(result: Mapping[str, Any], console: Console) -> None:
                         for k in grid),
                       _num(r["walks"]), _num(r["steps_per_s_per_core"], ",.0f"),
                       f"[bold red]{viol}[/]" if r["violations"] else viol,
-                      f"{r['targets_reached']}/11", escape(str(r["status"])))
+                      f"{r['targets_reached']}/{len(TARGET_NAMES)}",
+                      *((escape(str(r["status"])),) if status else ()))
     console.print(table)
     n = int(result.get("violations") or 0)
     console.print(f"{result.get('cells_finished', 0)}/{result.get('cells')} cells finished, "
@@ -571,8 +576,9 @@ def sweep(
         result = stop.summary or {}
         print_sweep_summary(result, Console())
         Console(stderr=True).print(
-            f"[bold yellow]stopped by {stop}[/] in cell {escape(str(result.get('stopped_in')))}:"
-            f" every finished chunk is saved in {escape(str(out))}; continue with "
+            f"[bold yellow]stopped by {stop}[/]"
+            + (f" in cell {escape(str(result['stopped_in']))}" if result.get("stopped_in") else "")
+            + f": every finished chunk is saved in {escape(str(out))}; continue with "
             f"kraftwalk sweep --resume {escape(str(out))}")
         raise typer.Exit(128 + stop.signum) from None
     print_sweep_summary(result, Console())

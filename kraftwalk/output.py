@@ -153,6 +153,15 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only way to read it; set back at once, at import
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` via a fsynced temp file in the same folder."""
     path = os.fspath(path)
@@ -160,6 +169,7 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     os.makedirs(parent, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=parent, prefix=os.path.basename(path) + ".", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the mode open() would
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -223,40 +223,45 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
         return dict(state)
 
     record()
-    for i, cell in enumerate(cells):
-        lay = cell_layout(out, cell)
-        cfg = dataclasses.replace(cell.config, out=str(lay.root))
-        status = _cell_status(out, cell) if resume else None
-        if status == "finished":
-            res = json.loads((lay.root / rundir.RUN_JSON).read_text())
-            rows.append(summary_row(cell, res, lay))
+    where = None  # the cell running when a signal came
+    try:
+        for i, cell in enumerate(cells):
+            lay = cell_layout(out, cell)
+            if resume and _cell_status(out, cell) == "finished":
+                res = json.loads((lay.root / rundir.RUN_JSON).read_text())
+                rows.append(summary_row(cell, res, lay))
+                if on_cell:
+                    on_cell(i, len(cells), cell, "skipped")
+                continue
+            again = resume and (lay.root / rundir.CONFIG).is_file()
+            if resume and not again:
+                _drop_cell(out, cell)
+            lay.root.mkdir(parents=True, exist_ok=True)
             if on_cell:
-                on_cell(i, len(cells), cell, "skipped")
-            continue
-        again = resume and (lay.root / rundir.CONFIG).is_file()
-        if resume and not again:
-            _drop_cell(out, cell)
-        lay.root.mkdir(parents=True, exist_ok=True)
-        if on_cell:
-            on_cell(i, len(cells), cell, "running")
-        try:
-            res = run_swarm(cfg, progress, on_phase, resume=again, layout=lay)
-        except RunStopped as stop:
-            if stop.summary:
-                rows.append(summary_row(cell, stop.summary, lay))
-            name = signal.Signals(stop.signum).name
-            from kraftwalk.runner import STATUS_OF_SIGNAL
+                on_cell(i, len(cells), cell, "running")
+            where = cell.partition
+            try:
+                res = run_swarm(dataclasses.replace(cell.config, out=str(lay.root)), progress,
+                                on_phase, resume=again, layout=lay)
+            except RunStopped as stop:
+                if stop.summary:
+                    rows.append(summary_row(cell, stop.summary, lay))
+                raise
+            rows.append(summary_row(cell, res, lay))
+            where = None
+            record()
+            if on_cell:
+                on_cell(i, len(cells), cell, "finished")
+    except RunStopped as stop:
+        from kraftwalk.runner import STATUS_OF_SIGNAL
 
-            stop.summary = record(STATUS_OF_SIGNAL.get(name, "stopped"), signal=name,
-                                  stopped_in=cell.partition)
-            raise
-        except BaseException as e:
-            record("failed", error=" ".join(f"{type(e).__name__}: {e}".split()))
-            raise
-        rows.append(summary_row(cell, res, lay))
-        record()
-        if on_cell:
-            on_cell(i, len(cells), cell, "finished")
+        name = signal.Signals(stop.signum).name
+        stop.summary = record(STATUS_OF_SIGNAL.get(name, "stopped"), signal=name,
+                              stopped_in=where)
+        raise
+    except BaseException as e:
+        record("failed", error=" ".join(f"{type(e).__name__}: {e}".split()))
+        raise
     return record("finished", signal=None)
 
 

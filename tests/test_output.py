@@ -216,3 +216,13 @@ def test_write_text_atomic(tmp_path: Path) -> None:
     write_text_atomic(path, "voters = 5\n")
     assert path.read_text() == "voters = 5\n"
     assert no_leftovers(path.parent)
+
+
+def test_atomic_files_get_the_mode_a_plain_open_gives(tmp_path):
+    import os
+
+    from kraftwalk.output import write_text_atomic
+
+    write_text_atomic(tmp_path / "a.txt", "x")
+    (tmp_path / "b.txt").write_text("x")
+    assert os.stat(tmp_path / "a.txt").st_mode == os.stat(tmp_path / "b.txt").st_mode
