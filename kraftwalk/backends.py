@@ -90,13 +90,21 @@ def check_backend(cfg: RunConfig) -> None:
             raise UsageError("--backend ray needs Ray: pip install 'kraftwalk[ray]'") from None
 
 
+_open_sessions: list[tuple[str, int]] = []  # (backend, workers) of the sessions entered
+
+
 @contextmanager
 def backend_session(cfg: RunConfig) -> Iterator[int]:
     """Connect joblib to the run's backend; yields the number of workers (cores) that
-    run chunks: ``--workers`` locally, the cluster's own count on Dask or Ray."""
+    run chunks: ``--workers`` locally, the cluster's own count on Dask or Ray. Inside a
+    session of the same backend (a sweep holds one over its cells) the cluster is
+    reused, not started or connected again."""
     check_backend(cfg)
     if cfg.backend == "loky":
         yield cfg.effective_workers
+        return
+    if _open_sessions and _open_sessions[-1][0] == cfg.backend:
+        yield _open_sessions[-1][1]
         return
     from joblib import parallel_config
 
@@ -116,10 +124,12 @@ def backend_session(cfg: RunConfig) -> Iterator[int]:
         register_ray()
         ray.init(address=os.environ.get("RAY_ADDRESS"), ignore_reinit_error=True)
         workers = int(ray.cluster_resources().get("CPU", 1))
+    _open_sessions.append((cfg.backend, max(workers, 1)))
     try:
         with parallel_config(backend=cfg.backend):
             yield max(workers, 1)
     finally:
+        _open_sessions.pop()
         if closing is not None:
             closing.close()
 

@@ -33,6 +33,13 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _share(x: float) -> str:
+    """A share of walks: percent, small ones without rounding to 0.00%."""
+    if x == 0:
+        return "0"
+    return f"{x:.2%}" if x >= 1e-4 else f"{x * 100:.1g}%"
+
+
 def _run_json(folder: Path) -> dict:
     try:
         meta = json.loads((folder / rundir.RUN_JSON).read_text())
@@ -94,7 +101,7 @@ def run_report(run: Path, out: Path) -> Path:
                   "--witness TARGET`.\n")
         md.append("![coverage](coverage.png)\n")
         md.append(_table(["target", "walks", "share", "witness walk", "at step"], [
-            [r["target"], f"{r['walks']:,}", f"{r['walks'] / max(walks, 1):.2%}",
+            [r["target"], f"{r['walks']:,}", _share(r['walks'] / max(walks, 1)),
              r["first_walk"] if r["first_walk"] is not None else "never",
              r["first_step"] if r["first_step"] is not None else ""] for r in targets]))
         for kind, title in (("action", "action family"), ("delivery", "message type")):
@@ -176,8 +183,8 @@ def sweep_report(sweep: Path, out: Path) -> Path:
     for t in TARGET_NAMES:
         shares = [share[r["partition"]][t] for r in rows]
         never = [r["partition"] for r in rows if not r[f"reached_{t}"]]
-        trows.append([t, f"{len(rows) - len(never)}/{len(rows)}", f"{min(shares):.2%}",
-                      f"{max(shares):.2%}",
+        trows.append([t, f"{len(rows) - len(never)}/{len(rows)}", _share(min(shares)),
+                      _share(max(shares)),
                       ", ".join(never[:4]) + (f" and {len(never) - 4} more" if len(never) > 4
                                               else "")])
     md.append(_table(["target", "cells reaching it", "lowest share", "highest share",

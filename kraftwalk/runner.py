@@ -33,7 +33,7 @@ from kraftwalk.coverage import Coverage
 from kraftwalk.errors import RunStopped, UsageError
 from kraftwalk.mutations import mutation_bit
 from kraftwalk.output import write_json_atomic, write_table_atomic, write_text_atomic
-from kraftwalk.signals import stop_on_signals
+from kraftwalk.signals import deferred, stop_on_signals
 from kraftwalk.tables import (
     histogram_table, names, tally, violation_dicts, violations_table, walks_table,
 )
@@ -248,23 +248,26 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
                                        chunk_ranges(cfg, deadline, start))
                 try:
                     for first, stats, viol, weights, reach, counts in chunks:
-                        steps = int(stats[:, col_steps].sum())
-                        for d in (state, session):
-                            d["walks"] += len(stats)
-                            d["steps"] += steps
-                        state["disabled_attempts"] += int(stats[:, col_disabled].sum())
-                        state["bound_hits"].update(tally(stats[:, col_bound], bound_names, 0))
-                        found = tally(viol[:, 0], inv_names, 1)
-                        state["violations_by_invariant"].update(found)
-                        state["violations"] += sum(found.values())
-                        fv = state["first_violations"]
-                        fv += violation_dicts(first, viol, 5 - len(fv))
-                        saved = saver.saved
-                        saver.add(first, stats, viol, weights, reach, counts)
-                        if saver.saved != saved:
-                            record()
-                        if progress is not None:
-                            progress(state["walks"], state["steps"], state["violations"])
+                        # Counted, saved and recorded whole, or not at all: a signal
+                        # waits for the end of the block.
+                        with deferred():
+                            steps = int(stats[:, col_steps].sum())
+                            for d in (state, session):
+                                d["walks"] += len(stats)
+                                d["steps"] += steps
+                            state["disabled_attempts"] += int(stats[:, col_disabled].sum())
+                            state["bound_hits"].update(tally(stats[:, col_bound], bound_names, 0))
+                            found = tally(viol[:, 0], inv_names, 1)
+                            state["violations_by_invariant"].update(found)
+                            state["violations"] += sum(found.values())
+                            fv = state["first_violations"]
+                            fv += violation_dicts(first, viol, 5 - len(fv))
+                            saved = saver.saved
+                            saver.add(first, stats, viol, weights, reach, counts)
+                            if saver.saved != saved:
+                                record()
+                            if progress is not None:
+                                progress(state["walks"], state["steps"], state["violations"])
                 finally:
                     chunks.close()
             saver.save()

@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from kraftwalk import rundir
 from kraftwalk.errors import RunStopped, UsageError
+from kraftwalk.signals import deferred
 from kraftwalk.output import write_json_atomic, write_table_atomic, write_text_atomic
 from kraftwalk.sweep_spec import Cell, SweepSpec, cell_dir, load_sweep
 
@@ -191,6 +192,7 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
     go to each cell's run (:func:`kraftwalk.runner.run_swarm`). A signal stops the sweep
     after saving the running cell's finished chunks; :class:`RunStopped` carries the
     sweep's dict."""
+    from kraftwalk.backends import backend_session
     from kraftwalk.runner import run_swarm
 
     out = Path(out)
@@ -225,33 +227,36 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
     record()
     where = None  # the cell running when a signal came
     try:
-        for i, cell in enumerate(cells):
-            lay = cell_layout(out, cell)
-            if resume and _cell_status(out, cell) == "finished":
-                res = json.loads((lay.root / rundir.RUN_JSON).read_text())
-                rows.append(summary_row(cell, res, lay))
+        # One Dask or Ray connection (or local cluster) serves every cell.
+        with backend_session(cells[0].config):
+            for i, cell in enumerate(cells):
+                lay = cell_layout(out, cell)
+                if resume and _cell_status(out, cell) == "finished":
+                    res = json.loads((lay.root / rundir.RUN_JSON).read_text())
+                    rows.append(summary_row(cell, res, lay))
+                    if on_cell:
+                        on_cell(i, len(cells), cell, "skipped")
+                    continue
+                again = resume and (lay.root / rundir.CONFIG).is_file()
+                if resume and not again:
+                    _drop_cell(out, cell)
+                lay.root.mkdir(parents=True, exist_ok=True)
                 if on_cell:
-                    on_cell(i, len(cells), cell, "skipped")
-                continue
-            again = resume and (lay.root / rundir.CONFIG).is_file()
-            if resume and not again:
-                _drop_cell(out, cell)
-            lay.root.mkdir(parents=True, exist_ok=True)
-            if on_cell:
-                on_cell(i, len(cells), cell, "running")
-            where = cell.partition
-            try:
-                res = run_swarm(dataclasses.replace(cell.config, out=str(lay.root)), progress,
-                                on_phase, resume=again, layout=lay)
-            except RunStopped as stop:
-                if stop.summary:
-                    rows.append(summary_row(cell, stop.summary, lay))
-                raise
-            rows.append(summary_row(cell, res, lay))
-            where = None
-            record()
-            if on_cell:
-                on_cell(i, len(cells), cell, "finished")
+                    on_cell(i, len(cells), cell, "running")
+                where = cell.partition
+                try:
+                    cfg = dataclasses.replace(cell.config, out=str(lay.root))
+                    res = run_swarm(cfg, progress, on_phase, resume=again, layout=lay)
+                except RunStopped as stop:
+                    if stop.summary:
+                        rows.append(summary_row(cell, stop.summary, lay))
+                    raise
+                with deferred():  # the cell's row and sweep.json, both or neither
+                    rows.append(summary_row(cell, res, lay))
+                    where = None
+                    record()
+                if on_cell:
+                    on_cell(i, len(cells), cell, "finished")
     except RunStopped as stop:
         from kraftwalk.runner import STATUS_OF_SIGNAL
 

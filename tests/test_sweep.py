@@ -182,3 +182,24 @@ def test_a_killed_sweep_resumes_to_the_uninterrupted_one(tmp_path):
             "mean_elections", "mean_committed", "share_disrupted"]
     assert pq.read_table(out / SUMMARY, columns=keep).equals(
         pq.read_table(ref / SUMMARY, columns=keep))
+
+
+def test_a_sweep_on_dask_connects_once_and_gives_the_same_walks(swept, tmp_path, monkeypatch):
+    dd = pytest.importorskip("dask.distributed")
+    made = []
+
+    class CountingClient(dd.Client):
+        def __init__(self, *a, **k):
+            made.append(1)
+            super().__init__(*a, **k)
+
+    monkeypatch.setattr(dd, "Client", CountingClient)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    data = {**SWEEP, "swarm": {**SWEEP["swarm"], "backend": "dask", "workers": 2},
+            "grid": {"voters": [3, 5], "pre_vote": [True]}}
+    run_sweep(parse_sweep(data, "s"), tmp_path / "d")
+    assert len(made) == 1, "one cluster for every cell"
+    ref, _ = swept
+    for cell in ("voters=3/pre_vote=true", "voters=5/pre_vote=true"):
+        assert rundir.read_dataset(tmp_path / "d" / "cells" / cell, rundir.WALKS).equals(
+            rundir.read_dataset(ref / "cells" / cell, rundir.WALKS))
