@@ -29,7 +29,8 @@ from kraftwalk.kernels.features import (
     MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_RESTARTED_LEADER, PRE_VOTE,
 )
 from kraftwalk.kernels.layout import make_params
-from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS, FAMILY_NAMES
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.transition import FAMILY_NAMES
 from kraftwalk.kernels.walk import run_chunk
 
 DEEP = ALL_CHECKS & ~(1 << COMMIT_CURRENT_EPOCH) & ~(1 << HIGH_WATERMARK_MONOTONIC)

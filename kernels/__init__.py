@@ -3,8 +3,9 @@
 ``layout`` defines the packed state of a walk; the protocol handlers live in
 ``quorum_state``, ``election``, ``replication`` and ``quorum_epoch``; ``faults``
 holds crash, restart and network faults; ``checkers`` the safety invariants;
-``scheduler`` picks actions; ``walk`` runs whole walks; ``trace`` records and
-replays them.
+``transition`` says which actions are enabled and applies them (the transition
+relation); ``swarm`` chooses the next action (the untimed swarm chooser); ``walk``
+runs whole walks; ``trace`` records and replays them.
 
 Numba's on-disk cache only notices edits to a function's own file, not to the
 functions it calls in other files. The cache therefore lives in a folder named

@@ -249,7 +249,7 @@ RNG = 57                 # random stream state
 # ---- scal: coverage (what the walk reached; "sometimes" properties) ---------------------
 REACHED = 64             # bit t set: the walk reached target t (T_* below)
 REACH_STEP = 65          # [t] 1-based step at which it first did (its witness)
-FAMILY_COUNT = 80        # [f] steps of action family f (scheduler.FAMILY_NAMES order)
+FAMILY_COUNT = 80        # [f] steps of action family f (transition.FAMILY_NAMES order)
 DELIVERED = 92           # [m] messages of type m delivered to a live node (MSG_NAMES order)
 SCAL_WIDTH = 104
 

@@ -1,6 +1,6 @@
 """Per-phase cost of a step, for the benchmark's breakdown.
 
-Each loop repeats one phase of ``scheduler.step`` + ``checkers.check_invariants``
+Each loop repeats one phase of ``swarm.step`` + ``checkers.check_invariants``
 on a mid-walk state, so its time per iteration is that phase's cost.
 """
 import numpy as np
@@ -8,7 +8,8 @@ from numba import literally
 
 from .checkers import check_step
 from .jit import call_with_features, kernel
-from .scheduler import N_FAMILIES, draw_action, enabled_masks, step
+from .swarm import draw_action, step
+from .transition import N_FAMILIES, enabled_masks
 from .walk import reset_walk
 
 

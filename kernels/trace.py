@@ -15,9 +15,7 @@ from .jit import call_with_features, kernel
 from .layout import (
     P_DEPTH, STATS_BASE, S_STEPS, S_WIDTH, VIOL_BASE, V_INVARIANT, V_WIDTH, WEIGHT, alloc_walk,
 )
-from .scheduler import (
-    N_FAMILIES, apply_action,
-)
+from .transition import N_FAMILIES, apply_action
 from .walk import reset_walk, run_walk
 
 
@@ -69,7 +67,7 @@ def _reset(w, master_seed, walk_index, base_weights, swarm):
 
 def new_walk(params, master_seed=0, walk_index=0, base_weights=None, swarm=False):
     """A walk in its initial state (weights matter only for drawing further actions)."""
-    from .scheduler import DEFAULT_WEIGHTS
+    from .swarm import DEFAULT_WEIGHTS
     w = alloc_walk(params, N_FAMILIES)
     bw = DEFAULT_WEIGHTS if base_weights is None else base_weights
     _reset(w, np.uint64(master_seed), np.int64(walk_index), np.asarray(bw, dtype=np.float64),

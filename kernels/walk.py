@@ -20,7 +20,8 @@ from .layout import (
     REACHED,
 )
 from .rng import walk_stream_seed
-from .scheduler import N_FAMILIES, draw_weights, enabled_masks, step
+from .swarm import draw_weights, step
+from .transition import N_FAMILIES, enabled_masks
 
 
 @kernel

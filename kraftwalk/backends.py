@@ -23,7 +23,7 @@ from kraftwalk.errors import UsageError
 def base_weights(mode: str) -> np.ndarray:
     """Family weights of a weights mode: the tuned defaults (the centre of the swarm's
     draws, and the ``fixed`` mode) or all equal (``uniform``)."""
-    from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS
+    from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
 
     return np.ones_like(DEFAULT_WEIGHTS) if mode == "uniform" else DEFAULT_WEIGHTS
 
@@ -32,7 +32,7 @@ def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
     """(family weights, swarm?) of a run: its weights mode's, with the fault weights it
     sets (--crash-weight, --partition-weight, ...) in place of the mode's."""
     from kraftwalk.config import FAULT_WEIGHTS
-    from kraftwalk.kernels.scheduler import FAMILY_NAMES
+    from kraftwalk.kernels.transition import FAMILY_NAMES
 
     base = base_weights(cfg.weights)
     if any(getattr(cfg, name) is not None for name in FAULT_WEIGHTS):

@@ -54,7 +54,7 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
     """All benchmark figures for the cluster described by ``base``."""
     from kraftwalk.kernels.layout import alloc_walk, state_bytes
     from kraftwalk.kernels.profile import phase_costs
-    from kraftwalk.kernels.scheduler import N_FAMILIES
+    from kraftwalk.kernels.transition import N_FAMILIES
     from kraftwalk.kernels.trace import new_walk
     from kraftwalk.runner import features_for, params_for, walk_weights
 

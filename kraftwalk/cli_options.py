@@ -162,7 +162,7 @@ PreVote = Annotated[
         decls=("--pre-vote/--no-pre-vote",),
     ),
 ]
-# The tuned weights (kernels.scheduler.DEFAULT_WEIGHTS, checked by a test); written
+# The tuned weights (kernels.swarm.DEFAULT_WEIGHTS, checked by a test); written
 # out so that --help does not load the kernels.
 TUNED_WEIGHTS_HELP = ("tuned: deliver 12, send 4, client_append 2, flush 2, timeout 1, "
                       "restart 1, lose 0.5, check_quorum 0.3, partition 0.3, duplicate 0.3, "

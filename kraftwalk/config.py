@@ -47,7 +47,7 @@ WALK_STATS: tuple[str, ...] = ("rows", "histogram")
 BACKENDS: tuple[str, ...] = ("loky", "dask", "ray")
 
 # Weight options of the fault families (the centre of the swarm's draws, the fixed
-# mode's weight): unset keeps the weights mode's own value; kernels.scheduler names
+# mode's weight): unset keeps the weights mode's own value; kernels.transition names
 # the families.
 FAULT_WEIGHTS: dict[str, str] = {"crash_weight": "crash", "partition_weight": "partition",
                                  "lose_weight": "lose", "duplicate_weight": "duplicate"}

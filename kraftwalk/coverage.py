@@ -25,7 +25,7 @@ SCHEMA = pa.schema([("kind", pa.string()), ("target", pa.string()), ("walks", pa
 def row_names() -> list[tuple[str, str]]:
     """(kind, target) of every row, in a fixed order."""
     from kraftwalk.kernels.layout import MSG_NAMES, TARGET_NAMES
-    from kraftwalk.kernels.scheduler import FAMILY_NAMES
+    from kraftwalk.kernels.transition import FAMILY_NAMES
 
     return ([("sometimes", t) for t in TARGET_NAMES] + [("action", f) for f in FAMILY_NAMES]
             + [("delivery", m) for m in MSG_NAMES[1:]])
@@ -51,7 +51,7 @@ class Coverage:
         """A chunk of walks from ``first``: reach[:, 0] the reached mask, reach[:, 1 + t]
         first steps; counts[:, k] per family, then per message type (type 0 unused)."""
         from kraftwalk.kernels.layout import N_TARGETS
-        from kraftwalk.kernels.scheduler import N_FAMILIES
+        from kraftwalk.kernels.transition import N_FAMILIES
 
         hit = ((reach[:, :1] >> np.arange(N_TARGETS)) & 1).astype(bool)  # walks x targets
         per_walk = np.concatenate([hit, counts[:, :N_FAMILIES] > 0, counts[:, N_FAMILIES + 1:] > 0],

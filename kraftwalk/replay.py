@@ -194,7 +194,7 @@ def moved_message(before: dict, after: dict, name: str):
 
 
 def describe_action(action, before: dict, after: dict | None = None) -> str:
-    from kraftwalk.kernels.scheduler import FAMILY_NAMES
+    from kraftwalk.kernels.transition import FAMILY_NAMES
 
     f, a, b = (int(x) for x in action)
     name = FAMILY_NAMES[f]

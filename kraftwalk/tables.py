@@ -22,7 +22,7 @@ CONFIG_COLUMNS = ("voters", "observers", "depth", "log_capacity", "msg_slots", "
 def names():
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
     from kraftwalk.kernels.layout import BOUND_NAMES, STAT_NAMES
-    from kraftwalk.kernels.scheduler import FAMILY_NAMES
+    from kraftwalk.kernels.transition import FAMILY_NAMES
 
     return INVARIANT_NAMES, STAT_NAMES, BOUND_NAMES, FAMILY_NAMES
 

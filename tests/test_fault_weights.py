@@ -11,7 +11,8 @@ from kraftwalk.backends import base_weights, walk_weights
 from kraftwalk.cli_options import TUNED_WEIGHTS_HELP
 from kraftwalk.config import FAULT_WEIGHTS, RunConfig
 from kraftwalk.errors import UsageError
-from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS, FAMILY_NAMES
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.transition import FAMILY_NAMES
 from kraftwalk.replay import load_run, record
 from kraftwalk.runner import run_swarm
 

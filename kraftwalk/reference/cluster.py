@@ -1,6 +1,6 @@
 """ReferenceCluster: the whole simulated cluster, driven one action at a time.
 
-An action is ``(family, a, b)`` (the kernel's encoding, ``kraftwalk.kernels.scheduler``):
+An action is ``(family, a, b)`` (the kernel's encoding, ``kraftwalk.kernels.transition``):
 
 =============  ====================================================================
 family         meaning
@@ -30,9 +30,9 @@ from kraftwalk.kernels.layout import (
     FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, STAT_NAMES, UNATTACHED, VOTE_REQUEST,
     VOTE_RESPONSE,
 )
-from kraftwalk.kernels.scheduler import (
-    FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH,
-    FAM_LOSE, FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_TIMEOUT,
+from kraftwalk.kernels.transition import (
+    FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE,
+    FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_TIMEOUT
 )
 
 from . import canonical

@@ -24,13 +24,13 @@ from kraftwalk.kernels.layout import (
     V_INVARIANT, V_NODE_A, V_NODE_B, V_OFFSET, VOTE_REQUEST, VOTE_RESPONSE, make_params,
 )
 from kraftwalk.kernels.log import append_entry, truncate_to
-from kraftwalk.kernels.scheduler import (
-    FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE, FAM_SEND, FAM_TIMEOUT,
+from kraftwalk.kernels.transition import (
+    FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE, FAM_SEND, FAM_TIMEOUT
 )
 from kraftwalk.kernels.trace import apply_and_check, new_walk
 
 try:  # message actions name their message by a content fingerprint in b (newer kernels)
-    from kraftwalk.kernels.scheduler import message_fingerprint as _fingerprint
+    from kraftwalk.kernels.transition import message_fingerprint as _fingerprint
 except ImportError:  # older kernels ignore b for message actions
     _fingerprint = None
 

@@ -6,7 +6,8 @@ import pytest
 
 from conftest import F
 from kraftwalk.kernels.layout import N_TARGETS, REACHED, TARGET_NAMES, make_params
-from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS, FAMILY_NAMES, N_FAMILIES
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.transition import FAMILY_NAMES, N_FAMILIES
 from kraftwalk.kernels.trace import record_walk, replay_actions
 from kraftwalk.kernels.walk import run_chunk_covered
 from kraftwalk.targets import TARGET_NAMES as CLI_TARGET_NAMES

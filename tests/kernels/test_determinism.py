@@ -9,7 +9,8 @@ from kraftwalk.kernels.layout import (
     BOUND_STUCK, RNG, S_BOUND_HIT, S_DISABLED, S_STEPS, STATS_BASE, V_INVARIANT, VIOL_BASE,
     make_params,
 )
-from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS, N_FAMILIES
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.transition import N_FAMILIES
 from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
 from kraftwalk.kernels.walk import run_chunk
 

@@ -17,7 +17,7 @@ from kraftwalk.kernels.layout import (
     REJECTED, REPLICA_END, ROLE, S_DISRUPTIONS, S_ELECTIONS, S_LEADER_CHANGES,
     S_PRE_ELECTIONS, S_STEPS, UNATTACHED, VOTED_ID, VOTE_REQUEST, VOTE_RESPONSE, V_STEP,
 )
-from kraftwalk.kernels.scheduler import FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_FLUSH
+from kraftwalk.kernels.transition import FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_FLUSH
 
 
 def node(w, i):

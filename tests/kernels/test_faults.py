@@ -17,8 +17,8 @@ from kraftwalk.kernels.layout import (
     S_MSGS_LOST, UNATTACHED, UP, VOTED_ID, BEGIN_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_REQUEST,
     VOTE_REQUEST,
 )
-from kraftwalk.kernels.scheduler import (
-    FAM_CLIENT_APPEND, FAM_CRASH, FAM_PARTITION, FAM_RESIGN, FAM_RESTART,
+from kraftwalk.kernels.transition import (
+    FAM_CLIENT_APPEND, FAM_CRASH, FAM_PARTITION, FAM_RESIGN, FAM_RESTART
 )
 
 

@@ -9,7 +9,7 @@ from kraftwalk.kernels.features import (
     FULL_CHECKS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_RESTARTED_LEADER, PRE_VOTE,
 )
 from kraftwalk.kernels.layout import make_params
-from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
 from kraftwalk.kernels.walk import run_chunk
 
 ALL_MUTATIONS = MUT_COMMIT_OLD_EPOCH | MUT_DOUBLE_VOTE | MUT_RESTARTED_LEADER

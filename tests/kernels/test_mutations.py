@@ -14,7 +14,7 @@ from kraftwalk.kernels.checkers import (
     STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
 )
 from kraftwalk.kernels.layout import make_params
-from kraftwalk.kernels.scheduler import DEFAULT_WEIGHTS
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
 
 SEED = 20240917
 WALKS = 5000

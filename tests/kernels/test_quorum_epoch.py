@@ -16,7 +16,7 @@ from kraftwalk.kernels.layout import (
     INFLIGHT, LEADER, LEADER_ID, PREFERRED, PROSPECTIVE, RESIGNED, ROLE, S_RESIGNATIONS, UNATTACHED,
     VOTED_ID, VOTE_REQUEST, VOTE_RESPONSE, F_GRANTED,
 )
-from kraftwalk.kernels.scheduler import FAM_CLIENT_APPEND, FAM_RESIGN
+from kraftwalk.kernels.transition import FAM_CLIENT_APPEND, FAM_RESIGN
 
 
 def node(w, i):

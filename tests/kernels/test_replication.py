@@ -19,7 +19,7 @@ from kraftwalk.kernels.layout import (
     LEADER_ID, LOG_END, PREFERRED, REPLICA_END, RESIGNED, ROLE, S_CLIENT_APPENDS, S_RESIGNATIONS,
     S_TRUNCATIONS, UNATTACHED,
 )
-from kraftwalk.kernels.scheduler import FAM_CHECK_QUORUM, FAM_CLIENT_APPEND
+from kraftwalk.kernels.transition import FAM_CHECK_QUORUM, FAM_CLIENT_APPEND
 
 
 def append(w, i, n=1, features=F):

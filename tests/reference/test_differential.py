@@ -40,10 +40,10 @@ from kraftwalk.kernels.layout import (
     BOUND_EPOCH, BOUND_LOG, BOUND_NAMES, BOUND_NONE, BOUND_STUCK, S_BOUND_HIT, STATS_BASE,
     V_STEP, make_params,
 )
-from kraftwalk.kernels.scheduler import (
-    DEFAULT_WEIGHTS, FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE,
-    FAM_FLUSH, FAM_LOSE, FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_TIMEOUT,
-    FAMILY_NAMES, N_FAMILIES,
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.transition import (
+    FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE,
+    FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_TIMEOUT, FAMILY_NAMES, N_FAMILIES
 )
 from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
 from kraftwalk.reference import ReferenceCluster

@@ -1,12 +1,11 @@
-"""Action choice: weighted families, then parameters; and applying one action.
+"""The transition relation: what may happen next in a walk, and what it does.
 
-An action is (family, a, b). Every random choice is made here, by the scheduler,
-so an action is fully described by its three numbers: replaying a recorded
-action list reproduces a walk without its random stream.
-
-Swarm testing (Groce et al., ISSTA 2012): at the start of each walk its family
-weights are drawn at random and some fault families are left out entirely, so
-different walks stress different mixes of behaviour.
+An action is (family, a, b). For each action family one rule says when node i may
+take it (:func:`node_family_enabled`); the chooser's masks (:func:`node_masks`) and
+replay's check of a recorded action (:func:`action_enabled`) are both derived from
+it. :func:`do_action` applies an enabled action by calling the handler named after
+the Kafka step it models. What is chosen, and how, is the chooser's business
+(:mod:`.swarm`); nothing here draws a random number.
 """
 import numpy as np
 from .jit import kernel
@@ -17,11 +16,11 @@ from .election import (
 )
 from .faults import change_partition, crash_node, duplicate, lose_message, restart_node
 from .layout import (
-    ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, CUM_WEIGHT,
+    ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
     FOLLOWER, F_CORR, F_DST, F_EPOCH, F_SRC, F_TYPE, GRANTED, LEADER, LEADER_ID, LOG_END,
-    MSG_WIDTH, N_MSGS, PROSPECTIVE, P_NODES, P_VOTERS, REJECTED, RESIGNED, ROLE, S_DISABLED,
-    S_MSGS_LOST, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE, WEIGHT, DELIVERED, FAMILY_COUNT,
+    MSG_WIDTH, N_MSGS, PROSPECTIVE, P_NODES, P_VOTERS, REJECTED, RESIGNED, ROLE,
+    S_MSGS_LOST, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE, DELIVERED, FAMILY_COUNT,
 )
 from .network import capacity, link_up, take_message
 from .quorum_epoch import (
@@ -34,9 +33,8 @@ from .replication import (
     flush_enabled, flush_log, handle_fetch_request, handle_fetch_response, resign,
     send_fetch_request,
 )
-from .quorum_state import popcount, vote_rejected
-from .features import FULL_CHECKS, TRACE
-from .rng import mix64, rand_below, rand_unit
+from .quorum_state import vote_rejected
+from .rng import mix64
 
 FAM_TIMEOUT = 0        # an election / fetch timer expires
 FAM_DELIVER = 1        # deliver one in-flight message
@@ -56,45 +54,9 @@ FAMILY_NAMES = (
     "crash", "restart", "partition", "lose", "duplicate",
 )
 
-# Fixed weights (also the centre of the swarm's draws): message traffic dominates,
-# faults are rare enough for elections to finish. Chosen by experiments/tune_swarm.py
-# (results/swarm_tuning.md): sending at a third of the delivery rate, rather than
-# two thirds, halved the median steps to the deep Figure 8 violation.
-DEFAULT_WEIGHTS = np.array(
-    [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3], dtype=np.float64)
-# Families a swarm walk may leave out altogether (feature omission).
-OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1], dtype=np.int64)
-OMIT_PROBABILITY = 0.3
-SPREAD = 1.5  # swarm weights are base * exp(U(-SPREAD, SPREAD))
-
-MAX_ATTEMPTS = 256  # draws per step before the walk counts as stuck
-
-
-@kernel
-def draw_weights(w, base, swarm):
-    """The walk's family weights: the base weights, or a swarm draw from them."""
-    total = 0.0
-    for f in range(base.shape[0]):
-        x = base[f]
-        if swarm:
-            if OMITTABLE[f] == 1 and rand_unit(w.scal) < OMIT_PROBABILITY:
-                x = 0.0
-            else:
-                x = x * np.exp(SPREAD * (2.0 * rand_unit(w.scal) - 1.0))
-        w.weights[WEIGHT, f] = x
-        total += x
-        w.weights[CUM_WEIGHT, f] = total
-
-
-@kernel(inline="always")
-def nth_set_bit(mask, r):
-    """Index of the r-th (0-based) set bit of mask."""
-    for _ in range(r):
-        mask &= mask - 1
-    b = 0
-    while not (mask >> b) & 1:
-        b += 1
-    return b
+# Families whose actions name a node (a); the others act on the network.
+NODE_FAMILIES = (FAM_TIMEOUT, FAM_SEND, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_QUORUM,
+                 FAM_RESIGN, FAM_CRASH, FAM_RESTART)
 
 
 @kernel(inline="always")
@@ -124,26 +86,48 @@ def send_enabled(w, a, b):
     return 0 <= b < w.scal[P_NODES] and (request_targets(w, a) >> b) & 1 == 1
 
 
+@kernel(inline="always")
+def node_family_enabled(w, f, i, features):
+    """The enabledness rule of node family f: may node i take an action of it now?
+    (A send also needs a target: :func:`send_enabled`.)"""
+    if w.node[UP, i] == 0:
+        return f == FAM_RESTART
+    if f == FAM_CRASH:
+        return True
+    if f == FAM_TIMEOUT:
+        return election_timeout_enabled(w, i)
+    if f == FAM_SEND:
+        return request_targets(w, i) != 0
+    if f == FAM_FLUSH:
+        return flush_enabled(w, i)
+    if f == FAM_RESIGN:
+        return w.node[ROLE, i] == LEADER
+    if f == FAM_CLIENT_APPEND:
+        return client_append_enabled(w, i) and w.node[LOG_END, i] < w.log.shape[2]
+    if f == FAM_CHECK_QUORUM:
+        return check_quorum_enabled(w, i, features)
+    return False
+
+
+@kernel(inline="always")
+def _mark(w, masks, f, i, features):
+    if node_family_enabled(w, f, i, features):
+        masks[f] |= 1 << i
+
+
 @kernel
 def node_masks(w, masks, i, features):
-    """Set node i's bit in the mask of every node family it may act in now."""
-    bit = 1 << i
-    if w.node[UP, i] == 0:
-        masks[FAM_RESTART] |= bit
-        return
-    masks[FAM_CRASH] |= bit
-    if election_timeout_enabled(w, i):
-        masks[FAM_TIMEOUT] |= bit
-    if request_targets(w, i) != 0:
-        masks[FAM_SEND] |= bit
-    if flush_enabled(w, i):
-        masks[FAM_FLUSH] |= bit
-    if w.node[ROLE, i] == LEADER:
-        masks[FAM_RESIGN] |= bit
-        if w.node[LOG_END, i] < w.log.shape[2]:
-            masks[FAM_CLIENT_APPEND] |= bit
-        if check_quorum_enabled(w, i, features):
-            masks[FAM_CHECK_QUORUM] |= bit
+    """Set node i's bit in the mask of every node family it may act in now. One call
+    per family, each with a constant family, so the compiler folds the rule's
+    dispatch away (a loop over NODE_FAMILIES would keep it in the hot path)."""
+    _mark(w, masks, FAM_TIMEOUT, i, features)
+    _mark(w, masks, FAM_SEND, i, features)
+    _mark(w, masks, FAM_CLIENT_APPEND, i, features)
+    _mark(w, masks, FAM_FLUSH, i, features)
+    _mark(w, masks, FAM_CHECK_QUORUM, i, features)
+    _mark(w, masks, FAM_RESIGN, i, features)
+    _mark(w, masks, FAM_CRASH, i, features)
+    _mark(w, masks, FAM_RESTART, i, features)
 
 
 @kernel
@@ -261,7 +245,6 @@ def send_request(w, a, b):
 @kernel
 def action_enabled(w, f, a, b, features):
     """Whether action (f, a, b) may be applied now (used when replaying actions)."""
-    n = w.scal[P_NODES]
     if f == FAM_DELIVER or f == FAM_LOSE:
         return 0 <= a < w.scal[N_MSGS] and message_fingerprint(w, a) == b
     if f == FAM_DUPLICATE:
@@ -269,25 +252,9 @@ def action_enabled(w, f, a, b, features):
                 and message_fingerprint(w, a) == b)
     if f == FAM_PARTITION:
         return 0 <= a < 4
-    if a < 0 or a >= n:
+    if a < 0 or a >= w.scal[P_NODES] or not node_family_enabled(w, f, a, features):
         return False
-    if f == FAM_TIMEOUT:
-        return election_timeout_enabled(w, a)
-    if f == FAM_SEND:
-        return send_enabled(w, a, b)
-    if f == FAM_CLIENT_APPEND:
-        return client_append_enabled(w, a) and w.node[LOG_END, a] < w.log.shape[2]
-    if f == FAM_FLUSH:
-        return flush_enabled(w, a)
-    if f == FAM_CHECK_QUORUM:
-        return check_quorum_enabled(w, a, features)
-    if f == FAM_RESIGN:
-        return w.node[UP, a] == 1 and w.node[ROLE, a] == LEADER
-    if f == FAM_CRASH:
-        return w.node[UP, a] == 1
-    if f == FAM_RESTART:
-        return w.node[UP, a] == 0
-    return False
+    return f != FAM_SEND or send_enabled(w, a, b)
 
 
 @kernel
@@ -337,59 +304,3 @@ def apply_action(w, f, a, b, features):
     if not do_action(w, f, a, b, features):
         return -2
     return t
-
-
-@kernel
-def draw_action(w, masks, act, features):
-    """Draw an enabled action: a family by weight among the enabled families, then a
-    node uniformly among that family's enabled nodes, then the remaining parameter.
-    Fills act = (f, a, b); False when no family is enabled."""
-    total = 0.0
-    for f in range(N_FAMILIES):
-        if masks[f] != 0:
-            total += w.weights[WEIGHT, f]
-        w.weights[CUM_WEIGHT, f] = total
-    if total <= 0.0:
-        return False
-    x = rand_unit(w.scal) * total
-    f = 0
-    while f < N_FAMILIES - 1 and (w.weights[CUM_WEIGHT, f] <= x or masks[f] == 0):
-        f += 1
-    a = 0
-    b = 0
-    if f == FAM_DELIVER or f == FAM_LOSE or f == FAM_DUPLICATE:
-        a = rand_below(w.scal, w.scal[N_MSGS])
-        if features & TRACE:
-            b = message_fingerprint(w, a)
-    elif f == FAM_PARTITION:
-        a = rand_below(w.scal, 4)
-        b = rand_below(w.scal, 1 << 30)
-    else:
-        mask = masks[f]
-        a = nth_set_bit(mask, rand_below(w.scal, popcount(mask)))
-        if f == FAM_SEND:
-            t = request_targets(w, a)
-            b = nth_set_bit(t, rand_below(w.scal, popcount(t)))
-    act[0] = f
-    act[1] = a
-    act[2] = b
-    return True
-
-
-@kernel
-def step(w, act, masks, features):
-    """Apply one enabled action; act = (f, a, b, touched node). ``masks`` must be up to
-    date on entry and is kept so. Draws that change nothing (a partition already in
-    place) count as disabled attempts, not steps. False when nothing is enabled."""
-    for _ in range(MAX_ATTEMPTS):
-        if features & FULL_CHECKS:
-            enabled_masks(w, masks, features)
-        if not draw_action(w, masks, act, features):
-            return False
-        t = touched_node(w, act[0], act[1])
-        if do_action(w, act[0], act[1], act[2], features):
-            act[3] = t
-            update_masks(w, masks, t, features)
-            return True
-        w.scal[S_DISABLED] += 1
-    return False

@@ -1,0 +1,118 @@
+"""The untimed swarm chooser: which enabled action a walk takes next.
+
+Swarm testing (Groce et al., ISSTA 2012): at the start of each walk its family
+weights are drawn at random and some fault families are left out entirely, so
+different walks stress different mixes of behaviour. Each step draws a family by
+weight among the enabled ones (:mod:`.transition` says which), then a node and the
+remaining parameter. Every random choice is made here, so an action is fully
+described by its three numbers: replaying a recorded action list reproduces a walk
+without its random stream. :func:`step` is the seam the walk loop asks for its next
+action through.
+"""
+import numpy as np
+from .jit import kernel
+
+from .features import FULL_CHECKS, TRACE
+from .layout import CUM_WEIGHT, N_MSGS, S_DISABLED, WEIGHT
+from .quorum_state import popcount
+from .rng import rand_below, rand_unit
+from .transition import (
+    FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, N_FAMILIES, do_action,
+    enabled_masks, message_fingerprint, request_targets, touched_node, update_masks,
+)
+
+# Fixed weights (also the centre of the swarm's draws): message traffic dominates,
+# faults are rare enough for elections to finish. Chosen by experiments/tune_swarm.py
+# (results/swarm_tuning.md): sending at a third of the delivery rate, rather than
+# two thirds, halved the median steps to the deep Figure 8 violation.
+DEFAULT_WEIGHTS = np.array(
+    [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3], dtype=np.float64)
+# Families a swarm walk may leave out altogether (feature omission).
+OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1], dtype=np.int64)
+OMIT_PROBABILITY = 0.3
+SPREAD = 1.5  # swarm weights are base * exp(U(-SPREAD, SPREAD))
+
+MAX_ATTEMPTS = 256  # draws per step before the walk counts as stuck
+
+
+@kernel
+def draw_weights(w, base, swarm):
+    """The walk's family weights: the base weights, or a swarm draw from them."""
+    total = 0.0
+    for f in range(base.shape[0]):
+        x = base[f]
+        if swarm:
+            if OMITTABLE[f] == 1 and rand_unit(w.scal) < OMIT_PROBABILITY:
+                x = 0.0
+            else:
+                x = x * np.exp(SPREAD * (2.0 * rand_unit(w.scal) - 1.0))
+        w.weights[WEIGHT, f] = x
+        total += x
+        w.weights[CUM_WEIGHT, f] = total
+
+
+@kernel(inline="always")
+def nth_set_bit(mask, r):
+    """Index of the r-th (0-based) set bit of mask."""
+    for _ in range(r):
+        mask &= mask - 1
+    b = 0
+    while not (mask >> b) & 1:
+        b += 1
+    return b
+
+
+@kernel
+def draw_action(w, masks, act, features):
+    """Draw an enabled action: a family by weight among the enabled families, then a
+    node uniformly among that family's enabled nodes, then the remaining parameter.
+    Fills act = (f, a, b); False when no family is enabled."""
+    total = 0.0
+    for f in range(N_FAMILIES):
+        if masks[f] != 0:
+            total += w.weights[WEIGHT, f]
+        w.weights[CUM_WEIGHT, f] = total
+    if total <= 0.0:
+        return False
+    x = rand_unit(w.scal) * total
+    f = 0
+    while f < N_FAMILIES - 1 and (w.weights[CUM_WEIGHT, f] <= x or masks[f] == 0):
+        f += 1
+    a = 0
+    b = 0
+    if f == FAM_DELIVER or f == FAM_LOSE or f == FAM_DUPLICATE:
+        a = rand_below(w.scal, w.scal[N_MSGS])
+        if features & TRACE:
+            b = message_fingerprint(w, a)
+    elif f == FAM_PARTITION:
+        a = rand_below(w.scal, 4)
+        b = rand_below(w.scal, 1 << 30)
+    else:
+        mask = masks[f]
+        a = nth_set_bit(mask, rand_below(w.scal, popcount(mask)))
+        if f == FAM_SEND:
+            t = request_targets(w, a)
+            b = nth_set_bit(t, rand_below(w.scal, popcount(t)))
+    act[0] = f
+    act[1] = a
+    act[2] = b
+    return True
+
+
+@kernel
+def step(w, act, masks, features):
+    """Apply one enabled action; act = (f, a, b, touched node). ``masks`` must be up to
+    date on entry and is kept so. Draws that change nothing (a partition already in
+    place) count as disabled attempts, not steps. False when nothing is enabled."""
+    for _ in range(MAX_ATTEMPTS):
+        if features & FULL_CHECKS:
+            enabled_masks(w, masks, features)
+        if not draw_action(w, masks, act, features):
+            return False
+        t = touched_node(w, act[0], act[1])
+        if do_action(w, act[0], act[1], act[2], features):
+            act[3] = t
+            update_masks(w, masks, t, features)
+            return True
+        w.scal[S_DISABLED] += 1
+    return False
