@@ -203,3 +203,17 @@ def test_a_sweep_on_dask_connects_once_and_gives_the_same_walks(swept, tmp_path,
     for cell in ("voters=3/pre_vote=true", "voters=5/pre_vote=true"):
         assert rundir.read_dataset(tmp_path / "d" / "cells" / cell, rundir.WALKS).equals(
             rundir.read_dataset(ref / "cells" / cell, rundir.WALKS))
+
+
+def test_histogram_cells_have_the_same_means_as_row_cells(swept, tmp_path):
+    data = {**SWEEP, "swarm": {**SWEEP["swarm"], "walk_stats": "histogram"}}
+    run_sweep(parse_sweep(data, "s"), tmp_path / "h")
+    keep = ["voters", "pre_vote", "walks", "steps", "violations", "mean_elections",
+            "mean_committed", "mean_disruptions", "share_disrupted"]
+    ref, _ = swept
+    got = pq.read_table(tmp_path / "h" / SUMMARY, columns=keep).to_pylist()
+    want = pq.read_table(ref / SUMMARY, columns=keep).to_pylist()
+    assert len(got) == len(want) == 4
+    for g, w in zip(got, want):
+        assert {k: pytest.approx(v) for k, v in g.items()} == w
+    assert (tmp_path / "h" / "walks_histogram").is_dir() and not (tmp_path / "h" / "walks").exists()
