@@ -45,6 +45,7 @@ for name in safety disruptions; do
 done
 python experiments/memory.py --seconds 60 --seconds 3600 --nice \
     --sweep experiments/sweep-safety.toml --sweep-out "$T/sweep-safety" --out "$R"
+python experiments/memory.py --append --sweep experiments/sweep-many-cells.toml --out "$R"
 kraftwalk sweep experiments/sweep-disruptions.toml --out "$T/sweep-disruptions"
 for name in safety disruptions; do
     kraftwalk report "$T/sweep-$name" --out "$R/sweep-$name"
@@ -55,6 +56,13 @@ rm -rf "$T"
 
 # Resume and coverage against the checkout before them: a side-by-side speed ratio.
 python experiments/compare_speed.py --old 1e54cdc --rounds 7 --out "$R"
+# The transition/chooser split of the kernels against its parent commit.
+T2=$(mktemp -d)
+python experiments/compare_speed.py --old 1fc21b82e8096a753beff6191a2aa110804f8eb3 --rounds 7 \
+    --out "$T2"
+mv "$T2/compare-speed.md" "$R/compare-speed-transition.md"
+mv "$T2/compare-speed.json" "$R/compare-speed-transition.json"
+rm -rf "$T2"
 
 # Studies (step counts; not timing-sensitive).
 python experiments/tune_swarm.py --seeds 5 --budget-steps 60000000 --out "$R"
