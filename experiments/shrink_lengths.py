@@ -18,7 +18,7 @@ from kraftwalk.config import RunConfig
 from kraftwalk.kernels.checkers import INVARIANT_NAMES
 from kraftwalk.kernels.walk import run_chunk
 from kraftwalk.replay import record, shrink_trace
-from kraftwalk.runner import base_weights, features_for, params_for
+from kraftwalk.runner import features_for, params_for, walk_weights
 
 CASES = {
     "double-vote": {},
@@ -42,8 +42,7 @@ def main() -> None:
         params, features = params_for(cfg), features_for(cfg)
         found, first = [], 0
         while len(found) < args.walks_per_mutation:
-            _, viol, _ = run_chunk(cfg.seed, first, 4096, params, base_weights(cfg.weights), True,
-                                   features)
+            _, viol, _ = run_chunk(cfg.seed, first, 4096, params, *walk_weights(cfg), features)
             found += [first + int(r) for r in np.nonzero(viol[:, 0])[0]]
             first += 4096
         for walk in found[:args.walks_per_mutation]:

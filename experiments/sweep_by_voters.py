@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from kraftwalk.output import markdown_table
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -18,9 +20,10 @@ def main() -> None:
     args = ap.parse_args()
     df = pq.read_table(args.sweep / "summary.parquet").to_pandas()
     has_pv = "pre_vote" in df.columns and df["pre_vote"].nunique() > 1
-    lines = ["| voters | cells | walks | checked steps | violations | targets reached (fewest in a cell) "
-             "| steps/s per core (median) | committed / walk | disruptions / walk"
-             + (" (pre-vote on / off)" if has_pv else "") + " |", "|" + "---|" * 9]
+    head = ["voters", "cells", "walks", "checked steps", "violations",
+            "targets reached (fewest in a cell)", "steps/s per core (median)", "committed / walk",
+            "disruptions / walk" + (" (pre-vote on / off)" if has_pv else "")]
+    rows = []
     for v, g in df.groupby("voters"):
         if has_pv:
             on, off = g[g["pre_vote"]], g[~g["pre_vote"]]
@@ -29,15 +32,16 @@ def main() -> None:
         else:
             committed = f"{g['mean_committed'].mean():.2f}"
             disrupt = f"{g['mean_disruptions'].mean():.3f}"
-        lines.append(f"| {v} | {len(g)} | {g['walks'].sum():,} | {g['steps'].sum():,} | "
-                     f"{g['violations'].sum():,} | {g['targets_reached'].min()}/11 | "
-                     f"{g['steps_per_s_per_core'].median():,.0f} | {committed} | {disrupt} |")
+        rows.append([v, len(g), f"{g['walks'].sum():,}", f"{g['steps'].sum():,}",
+                     f"{g['violations'].sum():,}", f"{g['targets_reached'].min()}/11",
+                     f"{g['steps_per_s_per_core'].median():,.0f}", committed, disrupt])
     t = df["walks"].sum(), df["steps"].sum(), df["violations"].sum(), len(df)
-    lines.append(f"\n{t[0]:,} walks and {t[1]:,} checked steps in {t[3]} cells, {t[2]:,} "
-                 "violations. Means per walk are over the cells of each row.")
+    text = markdown_table(head, rows) + (
+        f"\n{t[0]:,} walks and {t[1]:,} checked steps in {t[3]} cells, {t[2]:,} violations. "
+        "Means per walk are over the cells of each row.\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    args.out.write_text(text)
+    print(text, end="")
 
 
 if __name__ == "__main__":

@@ -465,14 +465,15 @@ def swarm(
 
 def print_sweep_summary(result: Mapping[str, Any], console: Console) -> None:
     """The sweep's totals and its per-cell table (summary.parquet)."""
-    from kraftwalk.sweep import read_summary
+    from kraftwalk.sweep import SUMMARY, read_summary
+    from kraftwalk.sweep_spec import value_text
 
     if not result.get("out_dir"):  # stopped before the sweep began
         return
     out = Path(str(result["out_dir"]))
     table = Table(title=escape(f"kraftwalk sweep {out.name}"), box=box.SIMPLE,
                   title_justify="left")
-    rows = read_summary(out).to_pylist() if (out / "summary.parquet").is_file() else []
+    rows = read_summary(out).to_pylist() if (out / SUMMARY).is_file() else []
     grid = list(result.get("grid") or {})
     status = any(r["status"] != "finished" for r in rows)  # a column only when it says something
     for col in (*grid, "walks", "steps/s per core", "violations", "targets",
@@ -480,8 +481,7 @@ def print_sweep_summary(result: Mapping[str, Any], console: Console) -> None:
         table.add_column(col, justify="left" if col in grid or col == "status" else "right")
     for r in rows:
         viol = _num(r["violations"])
-        table.add_row(*(escape(str(r[k]).lower() if isinstance(r[k], bool) else str(r[k]))
-                        for k in grid),
+        table.add_row(*(escape(value_text(r[k])) for k in grid),
                       _num(r["walks"]), _num(r["steps_per_s_per_core"], ",.0f"),
                       f"[bold red]{viol}[/]" if r["violations"] else viol,
                       f"{r['targets_reached']}/{len(TARGET_NAMES)}",
@@ -547,22 +547,17 @@ def sweep(
     else:
         if sweep_file is None:
             fail("give the sweep file (SWEEP_FILE), or --resume a sweep folder")
-        import dataclasses
-
-        spec = load_sweep(sweep_file)
-        budget = {k: v for k, v in spec.base.items()  # --walks or --duration alone replaces
-                  if not ((k == "duration" and walks is not None and duration is None)  # both
-                          or (k == "walks" and duration is not None and walks is None))}
-        spec = with_base(dataclasses.replace(spec, base=budget), walks=walks,
-                         duration=duration, seed=seed, **free)
+        spec = with_base(load_sweep(sweep_file), walks=walks, duration=duration, seed=seed,
+                         **free)
         if out is None:
             from kraftwalk.config import new_run_id
 
             out = Path(RUNS_DIR) / f"sweep-{new_run_id()}"
         check_output_dir(out, "--out")
-        from kraftwalk.sweep import check_new_folder
+        from kraftwalk.paths import check_new_folder
+        from kraftwalk.sweep import NEW_SWEEP
 
-        check_new_folder(out)
+        check_new_folder(out, *NEW_SWEEP)
     from kraftwalk.backends import check_backend
     from kraftwalk.sweep import run_sweep
     from kraftwalk.sweep_progress import SweepProgress

@@ -153,6 +153,13 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
+def markdown_table(head: list[str], rows) -> str:
+    """A Markdown table of ``rows`` (lists of cells, shown with str) under ``head``."""
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
 def _read_umask() -> int:
     mask = os.umask(0)  # the only way to read it; set back at once, at import
     os.umask(mask)

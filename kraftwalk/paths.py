@@ -40,6 +40,25 @@ def check_output_dir(path: str | os.PathLike, option: str, shown: str | None = N
     _writable_dir(base, option, shown)
 
 
+def check_new_folder(path: str | os.PathLike, what: str, hint: str = "") -> None:
+    """A folder a new run or sweep will fill: missing or empty."""
+    p = Path(path)
+    if p.exists() and (not p.is_dir() or any(p.iterdir())):
+        raise UsageError(f"--out {os.fspath(path)} already exists and is not an empty folder; "
+                         f"choose a new {what}{hint}")
+
+
+def make_new_folder(path: str | os.PathLike, what: str, hint: str = "") -> Path:
+    """Create the folder of a new run or sweep (see :func:`check_new_folder`)."""
+    check_new_folder(path, what, hint)
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {os.fspath(path)} cannot be created: {e.strerror or e}") from None
+    return p
+
+
 def check_output_file(path: str | os.PathLike, option: str) -> None:
     """A file the command will write; its folder is created if missing."""
     p = Path(path)

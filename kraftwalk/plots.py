@@ -9,6 +9,8 @@ matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from kraftwalk.sweep_spec import value_text  # noqa: E402
+
 RUN_STATS = ("elections", "leader_changes", "committed", "max_epoch", "crashes", "msgs_lost")
 
 
@@ -132,7 +134,7 @@ def plot_per_cell(rows: list[dict], grid: dict[str, list], x: str | None,
             for combo in combos:
                 pts = sorted((r[x], r[stat]) for r in rows
                              if tuple(r[k] for k in others) == combo)
-                label = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                label = ", ".join(f"{k}={value_text(v)}"
                                   for k, v in zip(others, combo)) or None
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label)
             ax.set_xlabel(x)

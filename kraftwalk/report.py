@@ -10,27 +10,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from kraftwalk import rundir
 from kraftwalk.errors import UsageError
-from kraftwalk.output import write_text_atomic
+from kraftwalk.output import markdown_table, write_text_atomic
+from kraftwalk.sweep_spec import value_text
 
 REPORT = "report.md"
-
-
-def _table(head: list[str], rows: list[list[Any]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def _fmt(x: Any) -> str:
-    if isinstance(x, bool):
-        return str(x).lower()
-    if isinstance(x, float):
-        return f"{x:g}"
-    return str(x)
 
 
 def _share(x: float) -> str:
@@ -69,7 +55,7 @@ def run_report(run: Path, out: Path) -> Path:
           f"worker{'' if n_workers == 1 else 's'} ({rate:,.0f} steps/s per core, "
           f"{float(meta.get('walks_per_s') or 0):,.0f} walks/s; kernels compiled or loaded in "
           f"{float(meta.get('jit_seconds') or 0):.1f} s).\n",
-          _table(["setting", "value"], [[k, _fmt(cfg.get(k))] for k in (
+          markdown_table(["setting", "value"], [[k, value_text(cfg.get(k))] for k in (
               "voters", "observers", "depth", "seed", "weights", "pre_vote", "mutation",
               "crash_weight", "partition_weight", "lose_weight", "duplicate_weight")
               if cfg.get(k) is not None])]
@@ -86,7 +72,7 @@ def run_report(run: Path, out: Path) -> Path:
         for r in rows:
             first.setdefault(r["invariant"], r)
             counts[r["invariant"]] = counts.get(r["invariant"], 0) + 1
-        md.append(_table(["invariant", "walks", "first walk", "at step", "replay"], [
+        md.append(markdown_table(["invariant", "walks", "first walk", "at step", "replay"], [
             [inv, f"{counts[inv]:,}", r["walk"], r["step"],
              f"`kraftwalk replay {run} --walk {r['walk']}`"] for inv, r in first.items()]))
 
@@ -100,13 +86,13 @@ def run_report(run: Path, out: Path) -> Path:
                   f"{len(targets)} reached. A witness replays with `kraftwalk replay {run} "
                   "--witness TARGET`.\n")
         md.append("![coverage](coverage.png)\n")
-        md.append(_table(["target", "walks", "share", "witness walk", "at step"], [
+        md.append(markdown_table(["target", "walks", "share", "witness walk", "at step"], [
             [r["target"], f"{r['walks']:,}", _share(r['walks'] / max(walks, 1)),
              r["first_walk"] if r["first_walk"] is not None else "never",
              r["first_step"] if r["first_step"] is not None else ""] for r in targets]))
         for kind, title in (("action", "action family"), ("delivery", "message type")):
             part = [r for r in cov if r["kind"] == kind]
-            md.append(_table([title, "steps" if kind == "action" else "delivered",
+            md.append(markdown_table([title, "steps" if kind == "action" else "delivered",
                               "walks with one"],
                              [[r["target"], f"{r['count']:,}", f"{r['walks']:,}"] for r in part]))
     else:
@@ -155,8 +141,8 @@ def sweep_report(sweep: Path, out: Path) -> Path:
           f"{meta.get('cells')} cells finished; {walks:,} walks, {steps:,} checked steps in "
           f"{float(meta.get('wall_seconds') or 0):,.0f} s.\n",
           "Grid (one cell per combination): "
-          + "; ".join(f"{k} = {', '.join(_fmt(v) for v in vs)}" for k, vs in grid.items())
-          + ".  \nEvery cell: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in spec.base.items()
+          + "; ".join(f"{k} = {', '.join(value_text(v) for v in vs)}" for k, vs in grid.items())
+          + ".  \nEvery cell: " + ", ".join(f"{k} = {value_text(v)}" for k, v in spec.base.items()
                                              if k not in FREE_ON_RESUME)
           + ".\n"]
 
@@ -166,8 +152,8 @@ def sweep_report(sweep: Path, out: Path) -> Path:
                   "invariant checked after every step.\n")
     else:
         invs = [i for i in INVARIANT_NAMES if any(r[f"violations_{i}"] for r in rows)]
-        md.append(_table([*grid, "walks", *invs, "first violating walk"], [
-            [*(_fmt(r[k]) for k in grid), f"{r['walks']:,}",
+        md.append(markdown_table([*grid, "walks", *invs, "first violating walk"], [
+            [*(value_text(r[k]) for k in grid), f"{r['walks']:,}",
              *(f"{r[f'violations_{i}']:,}" for i in invs),
              f"`kraftwalk replay {sweep}/cells/{r['partition']} --walk "
              f"{r['first_violation_walk']}`"] for r in rows if r["violations"]]))
@@ -187,7 +173,7 @@ def sweep_report(sweep: Path, out: Path) -> Path:
                       _share(max(shares)),
                       ", ".join(never[:4]) + (f" and {len(never) - 4} more" if len(never) > 4
                                               else "")])
-    md.append(_table(["target", "cells reaching it", "lowest share", "highest share",
+    md.append(markdown_table(["target", "cells reaching it", "lowest share", "highest share",
                       "never reached in"], trows))
 
     x = _x_key(grid)
@@ -200,9 +186,9 @@ def sweep_report(sweep: Path, out: Path) -> Path:
     plot_per_cell(rows, grid, x, ("steps_per_s_per_core",), out / "throughput.png",
                   "checked steps/s per core")
     md.append("![throughput per cell](throughput.png)\n")
-    md.append(_table([*grid, "walks", "steps", "seconds", "steps/s per core", "walks/s",
+    md.append(markdown_table([*grid, "walks", "steps", "seconds", "steps/s per core", "walks/s",
                       "violations", "targets", "status"], [
-        [*(_fmt(r[k]) for k in grid), f"{r['walks']:,}", f"{r['steps']:,}",
+        [*(value_text(r[k]) for k in grid), f"{r['walks']:,}", f"{r['steps']:,}",
          f"{r['seconds']:,.1f}", f"{r['steps_per_s_per_core']:,.0f}",
          f"{r['walks_per_s']:,.0f}", f"{r['violations']:,}",
          f"{r['targets_reached']}/{len(TARGET_NAMES)}", r["status"]] for r in rows]))

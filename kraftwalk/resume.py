@@ -31,7 +31,7 @@ def resume_config(run_dir: str | Path, given: dict[str, Any]) -> RunConfig:
     if not (run / rundir.CONFIG).is_file():
         raise UsageError(f"--resume {run_dir}: not a run folder (it has no {rundir.CONFIG})")
     cfg = make_config(str(run / rundir.CONFIG))
-    pid = _running_pid(run)
+    pid = running_pid(run)
     if pid is not None:
         raise UsageError(f"--resume {run_dir}: the run is still running (pid {pid}); stop it first")
     changes = {}
@@ -51,8 +51,9 @@ def resume_config(run_dir: str | Path, given: dict[str, Any]) -> RunConfig:
     return dataclasses.replace(cfg, out=str(run), **changes)
 
 
-def _running_pid(run: Path, status_file: str = rundir.RUN_JSON) -> int | None:
-    """The pid of the process still running the run, if run.json names a live one."""
+def running_pid(run: Path, status_file: str = rundir.RUN_JSON) -> int | None:
+    """The pid of the process still running the run (or sweep: its ``status_file``), if
+    that file names a live one."""
     import os
 
     try:

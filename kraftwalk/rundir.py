@@ -172,7 +172,8 @@ def remove_leftovers(run: str | Path | Layout) -> None:
                 _unlink_quietly(str(p))
 
 
-def _read_file(path: Path, columns=None, filters=None) -> pa.Table:
+def read_file(path: Path, columns=None, filters=None) -> pa.Table:
+    """One Parquet file; one that cannot be read is a one-line UsageError naming it."""
     try:
         return pq.read_table(path, columns=columns, filters=filters)
     except (pa.ArrowException, OSError, ValueError) as e:
@@ -196,12 +197,12 @@ def read_dataset(run: str | Path | Layout, dataset: str, columns=None, filters=N
     legacy = _legacy(lay, dataset)
     found = parts(lay, dataset)
     if not found and legacy.is_file():
-        return _read_file(legacy, columns, filters)
+        return read_file(legacy, columns, filters)
     if not found:
         raise UsageError(f"{lay.root} has no {dataset}/ dataset: it is not a finished or "
                          "saved kraftwalk run folder")
     saved = None if dataset in SAVED_BY else set(saved_ranges(lay))
-    tables = [_read_file(p, columns, filters) for a, b, p in found
+    tables = [read_file(p, columns, filters) for a, b, p in found
               if saved is None or (a, b) in saved or a == b]
     schema = tables[0].schema
     try:

@@ -24,15 +24,15 @@ import pyarrow as pa
 
 from kraftwalk import __version__
 from kraftwalk import rundir
-from kraftwalk.backends import (  # noqa: F401  (base_weights, run_walks: used by hunt, bench, replay)
-    backend_session, base_weights, check_backend, chunk_ranges, run_walks, stream_chunks,
-    walk_weights,
+from kraftwalk.backends import (  # noqa: F401  (walk_weights: used by bench and replay)
+    backend_session, check_backend, chunk_ranges, run_walks, stream_chunks, walk_weights,
 )
 from kraftwalk.config import RunConfig
 from kraftwalk.coverage import Coverage
-from kraftwalk.errors import RunStopped, UsageError
+from kraftwalk.errors import RunStopped
 from kraftwalk.mutations import mutation_bit
 from kraftwalk.output import write_json_atomic, write_table_atomic, write_text_atomic
+from kraftwalk.paths import make_new_folder
 from kraftwalk.signals import deferred, stop_on_signals
 from kraftwalk.tables import (
     histogram_table, names, tally, violation_dicts, violations_table, walks_table,
@@ -84,18 +84,6 @@ def warm_up(params: np.ndarray, weights: tuple[np.ndarray, bool], features: int)
 
 # ---- stopping ---------------------------------------------------------------------
 # ---- the run folder ---------------------------------------------------------------
-def _prepare_out(cfg: RunConfig) -> Path:
-    out = Path(cfg.out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"--out {cfg.out} already exists and is not an empty folder; "
-                         "choose a new run folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"--out {cfg.out} cannot be created: {e.strerror or e}") from None
-    return out
-
-
 class RunSaver:
     """Collects finished chunks and saves them as parts of the run's datasets: after
     ``flush_seconds`` or PART_ROWS walks, whichever comes first, and on stop."""
@@ -187,7 +175,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
                     if rundir.has_dataset(lay, rundir.COVERAGE) else None)
         prior_seconds = previous_seconds(lay)
     else:
-        _prepare_out(cfg)
+        make_new_folder(cfg.out, "run folder")
         start, prior, prior_seconds, coverage = 0, {}, 0.0, None
     out = lay.root
     write_text_atomic(out / rundir.CONFIG, cfg.to_toml())
@@ -229,6 +217,26 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
             "cpu_count": os.cpu_count()})
         return summary
 
+    def take(first, stats, viol, weights, reach, counts) -> None:
+        """Count a finished chunk, hand it to the saver, record a save, show progress."""
+        steps = int(stats[:, col_steps].sum())
+        for d in (state, session):
+            d["walks"] += len(stats)
+            d["steps"] += steps
+        state["disabled_attempts"] += int(stats[:, col_disabled].sum())
+        state["bound_hits"].update(tally(stats[:, col_bound], bound_names, 0))
+        found = tally(viol[:, 0], inv_names, 1)
+        state["violations_by_invariant"].update(found)
+        state["violations"] += sum(found.values())
+        fv = state["first_violations"]
+        fv += violation_dicts(first, viol, 5 - len(fv))
+        saved = saver.saved
+        saver.add(first, stats, viol, weights, reach, counts)
+        if saver.saved != saved:
+            record()
+        if progress is not None:
+            progress(state["walks"], state["steps"], state["violations"])
+
     saver = None
     with stop_on_signals():
         try:
@@ -247,27 +255,11 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
                 chunks = stream_chunks(cfg, params, features, workers,
                                        chunk_ranges(cfg, deadline, start))
                 try:
-                    for first, stats, viol, weights, reach, counts in chunks:
+                    for chunk in chunks:
                         # Counted, saved and recorded whole, or not at all: a signal
                         # waits for the end of the block.
                         with deferred():
-                            steps = int(stats[:, col_steps].sum())
-                            for d in (state, session):
-                                d["walks"] += len(stats)
-                                d["steps"] += steps
-                            state["disabled_attempts"] += int(stats[:, col_disabled].sum())
-                            state["bound_hits"].update(tally(stats[:, col_bound], bound_names, 0))
-                            found = tally(viol[:, 0], inv_names, 1)
-                            state["violations_by_invariant"].update(found)
-                            state["violations"] += sum(found.values())
-                            fv = state["first_violations"]
-                            fv += violation_dicts(first, viol, 5 - len(fv))
-                            saved = saver.saved
-                            saver.add(first, stats, viol, weights, reach, counts)
-                            if saver.saved != saved:
-                                record()
-                            if progress is not None:
-                                progress(state["walks"], state["steps"], state["violations"])
+                            take(*chunk)
                 finally:
                     chunks.close()
             saver.save()

@@ -34,15 +34,17 @@ import pyarrow as pa
 
 from kraftwalk import rundir
 from kraftwalk.errors import RunStopped, UsageError
+from kraftwalk.output import (
+    markdown_table, write_json_atomic, write_table_atomic, write_text_atomic,
+)
+from kraftwalk.paths import make_new_folder
 from kraftwalk.signals import deferred
-from kraftwalk.output import write_json_atomic, write_table_atomic, write_text_atomic
-from kraftwalk.sweep_spec import Cell, SweepSpec, cell_dir, load_sweep
+from kraftwalk.sweep_spec import Cell, SweepSpec, cell_dir, load_sweep, value_text
 
 SWEEP_FILE = "sweep.toml"
 SWEEP_JSON = "sweep.json"
 SUMMARY = "summary.parquet"
 SUMMARY_MD = "summary.md"
-CELLS = "cells"
 # Per-walk statistics whose mean over a cell's walks the summary keeps.
 MEAN_STATS = ("elections", "leader_changes", "committed", "disruptions", "max_epoch",
               "crashes", "truncations")
@@ -71,7 +73,7 @@ def cell_means(lay: rundir.Layout, histogram: bool) -> dict[str, float]:
         walks = int(t[t["stat"] == "steps"]["count"].sum())
     else:
         for _, _, path in rundir.parts(lay, rundir.WALKS):
-            t = rundir._read_file(path, columns=list(MEAN_STATS))
+            t = rundir.read_file(path, columns=list(MEAN_STATS))
             walks += t.num_rows
             for s in MEAN_STATS:
                 sums[s] += float(np.sum(t.column(s).to_numpy()))
@@ -117,50 +119,30 @@ def summary_markdown(rows: list[dict], grid: list[str]) -> str:
 
     head = [*grid, "walks", "steps", "steps/s per core", "violations", "targets reached",
             "elections / walk", "committed / walk", "disruptions / walk"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        cells = [str(r[k]).lower() if isinstance(r[k], bool) else str(r[k]) for k in grid]
-        cells += [f"{r['walks']:,}", f"{r['steps']:,}", f"{r['steps_per_s_per_core']:,.0f}",
-                  f"{r['violations']:,}", f"{r['targets_reached']}/{len(TARGET_NAMES)}",
-                  f"{r['mean_elections']:.2f}", f"{r['mean_committed']:.2f}",
-                  f"{r['mean_disruptions']:.3f}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return markdown_table(head, [
+        [*(value_text(r[k]) for k in grid), f"{r['walks']:,}", f"{r['steps']:,}",
+         f"{r['steps_per_s_per_core']:,.0f}", f"{r['violations']:,}",
+         f"{r['targets_reached']}/{len(TARGET_NAMES)}", f"{r['mean_elections']:.2f}",
+         f"{r['mean_committed']:.2f}", f"{r['mean_disruptions']:.3f}"] for r in rows])
 
 
 def read_summary(sweep: str | Path) -> pa.Table:
     path = Path(sweep) / SUMMARY
     if not path.is_file():
         raise UsageError(f"{sweep} has no {SUMMARY}: no cell of the sweep has finished")
-    return rundir._read_file(path)
+    return rundir.read_file(path)
 
 
-def check_new_folder(out: Path) -> None:
-    """A new sweep needs a new (or empty) folder."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"--out {out} already exists and is not an empty folder; choose a new "
-                         "sweep folder (or continue a stopped sweep with --resume)")
-
-
-def _prepare(out: Path) -> None:
-    check_new_folder(out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"--out {out} cannot be created: {e.strerror or e}") from None
-
-
-def _running_pid(out: Path) -> int | None:
-    from kraftwalk.resume import _running_pid as pid_of
-
-    return pid_of(out, SWEEP_JSON)
+NEW_SWEEP = ("sweep folder", " (or continue a stopped sweep with --resume)")
 
 
 def resume_spec(out: Path) -> SweepSpec:
     """The spec of the sweep in ``out``, refused while another process still runs it."""
     if not (out / SWEEP_FILE).is_file():
         raise UsageError(f"--resume {out}: not a sweep folder (it has no {SWEEP_FILE})")
-    pid = _running_pid(out)
+    from kraftwalk.resume import running_pid
+
+    pid = running_pid(out, SWEEP_JSON)
     if pid is not None:
         raise UsageError(f"--resume {out}: the sweep is still running (pid {pid}); stop it first")
     return load_sweep(out / SWEEP_FILE)
@@ -173,11 +155,13 @@ def _drop_cell(out: Path, cell: Cell) -> None:
         shutil.rmtree(out / ds / cell.partition, ignore_errors=True)
 
 
-def _cell_status(out: Path, cell: Cell) -> str | None:
+def _cell_meta(out: Path, cell: Cell) -> dict:
+    """A cell's run.json, or {} when it has none that reads."""
     try:
-        return json.loads((cell_dir(out, cell) / rundir.RUN_JSON).read_text()).get("status")
-    except (OSError, ValueError, AttributeError):
-        return None
+        meta = json.loads((cell_dir(out, cell) / rundir.RUN_JSON).read_text())
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 OnCell = Callable[[int, int, Cell, str], None]
@@ -188,10 +172,10 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
     """Run every cell of ``spec`` into the sweep folder ``out``; return sweep.json's dict.
 
     ``on_cell(index, total, cell, what)`` is told of each cell ("running" when it
-    starts, "finished", or "skipped" when it had finished before a resume); ``progress`` and ``on_phase``
-    go to each cell's run (:func:`kraftwalk.runner.run_swarm`). A signal stops the sweep
-    after saving the running cell's finished chunks; :class:`RunStopped` carries the
-    sweep's dict."""
+    starts, "finished", or "skipped" when it had finished before a resume);
+    ``progress`` and ``on_phase`` go to each cell's run (:func:`kraftwalk.runner.run_swarm`).
+    A signal stops the sweep after saving the running cell's finished chunks;
+    :class:`RunStopped` carries the sweep's dict."""
     from kraftwalk.backends import backend_session
     from kraftwalk.runner import run_swarm
 
@@ -201,13 +185,13 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
         for p in out.glob(rundir.TMP_PREFIX + "*"):
             p.unlink(missing_ok=True)
     else:
-        _prepare(out)
+        make_new_folder(out, *NEW_SWEEP)
         write_text_atomic(out / SWEEP_FILE, spec.to_toml())
     grid = list(spec.grid)
     state: dict[str, Any] = {
         "status": "running", "pid": os.getpid(), "command": spec.command, "grid": spec.grid,
         "cells": len(cells), "cells_finished": 0, "walks": 0, "steps": 0, "violations": 0,
-        "seconds": 0.0, "started_at": _now(), "out_dir": str(out)}
+        "started_at": _now(), "out_dir": str(out)}
     rows: list[dict] = []
     started = time.monotonic()
 
@@ -231,9 +215,9 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
         with backend_session(cells[0].config):
             for i, cell in enumerate(cells):
                 lay = cell_layout(out, cell)
-                if resume and _cell_status(out, cell) == "finished":
-                    res = json.loads((lay.root / rundir.RUN_JSON).read_text())
-                    rows.append(summary_row(cell, res, lay))
+                meta = _cell_meta(out, cell) if resume else {}
+                if meta.get("status") == "finished":
+                    rows.append(summary_row(cell, meta, lay))
                     if on_cell:
                         on_cell(i, len(cells), cell, "skipped")
                     continue

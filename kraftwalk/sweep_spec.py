@@ -36,6 +36,7 @@ COMMANDS = ("swarm",)
 # does, or (out) belong to the sweep as a whole.
 NOT_IN_GRID = ("out", "workers", "backend", "chunk_walks", "flush_seconds", "disabled_checks")
 MAX_CELLS = 10_000
+CELLS = "cells"  # the sweep folder's folder of cell run folders
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,18 @@ class SweepSpec:
         return "\n".join(lines) + "\n"
 
 
-def partition_value(value: Any) -> str:
+def value_text(value: Any) -> str:
+    """A setting's value as TOML writes it: true/false, 0.3, 5, double-vote."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    return urllib.parse.quote(str(value), safe="")
+    return str(value)
+
+
+def partition_value(value: Any) -> str:
+    """A value in a partition path: as :func:`value_text`, strings URL-quoted."""
+    if isinstance(value, str):
+        return urllib.parse.quote(value, safe="")
+    return value_text(value)
 
 
 def partition_of(values: dict[str, Any]) -> str:
@@ -130,8 +137,9 @@ def parse_sweep(data: dict, shown: str) -> SweepSpec:
         name = _field(key, f"[grid] of sweep file {shown}")
         where = f"{key} in [grid] of sweep file {shown}"
         if name in NOT_IN_GRID:
+            fixed = ", ".join(option_name(n)[2:] for n in NOT_IN_GRID)
             raise UsageError(f"{where}: a grid cannot vary {option_name(name)[2:]}; the keys it "
-                             f"cannot vary are {', '.join(option_name(n)[2:] for n in NOT_IN_GRID)}")
+                             f"cannot vary are {fixed}")
         if name in grid:
             raise UsageError(f"{where}: the grid names {option_name(name)[2:]} twice")
         if not isinstance(values, list) or not values:
@@ -163,15 +171,20 @@ def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
 
 def with_base(spec: SweepSpec, **overrides: Any) -> SweepSpec:
     """The spec with the sweep command's options (None = not given) in its base; the
-    grid's settings stay the grid's."""
+    grid's settings stay the grid's. A budget given alone (walks or duration) replaces
+    the file's budget, both its walks and its duration."""
     given = {k: v for k, v in overrides.items() if v is not None}
     for name in given:
         if name in spec.grid:
             raise UsageError(f"{option_name(name)} is varied by the sweep's grid; leave it out")
-    new = dataclasses.replace(spec, base={**spec.base, **given})
+    base = dict(spec.base)
+    if ("walks" in given) != ("duration" in given):
+        base.pop("walks", None)
+        base.pop("duration", None)
+    new = dataclasses.replace(spec, base={**base, **given})
     new.cells()  # the options given are valid for every cell
     return new
 
 
 def cell_dir(sweep: Path, cell: Cell) -> Path:
-    return sweep / "cells" / cell.partition
+    return sweep / CELLS / cell.partition

@@ -85,3 +85,11 @@ def test_unreadable_sweep_files(tmp_path):
 def test_shipped_sweep_files_are_valid(name):
     s = load_sweep(ROOT / "experiments" / name)
     assert len(s.cells()) >= 10
+
+
+def test_a_budget_given_alone_replaces_the_files_budget():
+    s = spec({"voters": [3]}, {"walks": 10, "duration": 5.0})
+    assert with_base(s, walks=7).base == {"walks": 7}
+    assert with_base(s, duration=2.0).base == {"duration": 2.0}
+    assert with_base(s, walks=7, duration=2.0).base == {"walks": 7, "duration": 2.0}
+    assert with_base(s, seed=1).base == {"walks": 10, "duration": 5.0, "seed": 1}
