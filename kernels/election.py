@@ -16,11 +16,12 @@ from .layout import (
     F_PRE_VOTE, F_SRC, GRANTED, HAS_FETCHED, INFLIGHT, LEADER, LEADER_ID, LOG_END, PROSPECTIVE,
     P_MAX_EPOCH, REJECTED, RESIGNED, ROLE, S_BOUND_HIT, S_DISRUPTIONS, UNATTACHED, UP,
     VOTED_ID, VOTE_REQUEST, VOTE_RESPONSE, T_DISRUPTION, T_EPOCH_BOUND_HIT, T_PRE_VOTE_REFUSED,
+    I_BACKOFF, I_ROLE,
 )
 from .log import last_epoch, log_up_to_date
 from .network import new_message
 from .quorum_state import (
-    accept_response, has_majority, is_voter, transition_to_candidate, transition_to_follower,
+    accept_response, has_majority, intend, is_voter, transition_to_candidate, transition_to_follower,
     transition_to_leader, transition_to_prospective, transition_to_unattached, vote_rejected,
 )
 
@@ -156,6 +157,8 @@ def handle_vote_request(w, s, features):
             r = w.node[ROLE, i]
             if (r == UNATTACHED or r == PROSPECTIVE) and w.node[VOTED_ID, i] == -1:
                 w.node[VOTED_ID, i] = cand  # durable, same epoch
+                if r == UNATTACHED:
+                    intend(w, i, I_ROLE)  # unattachedAddVotedState: a fresh election timer
                 if r == PROSPECTIVE:
                     # prospectiveAddVotedState: a fresh election, earlier pre-votes are lost
                     w.node[GRANTED, i] = 1 << i
@@ -192,3 +195,5 @@ def handle_vote_response(w, s, features):
         w.node[REJECTED, i] |= 1 << src
         if r == PROSPECTIVE and vote_rejected(w, i):
             prospective_transition_after_election_loss(w, i)
+        elif r == CANDIDATE and vote_rejected(w, i):
+            intend(w, i, I_BACKOFF)  # a lost election: back off at once, not at the timeout

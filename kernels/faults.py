@@ -6,12 +6,12 @@ from .features import MUT_RESTARTED_LEADER
 from .layout import (
     ACKED_MASK, CANDIDATE, EPOCH, EPOCH_START, FLUSHED_END, FOLLOWER, GRANTED, HW, LEADER,
     LEADER_ID, LINKS, LOG_END, PREFERRED, P_NODES, P_VOTERS, RESIGNED, ROLE, S_CRASHES,
-    S_MSGS_LOST, T_UNFLUSHED_TAIL_LOST, UNATTACHED, UP, VOTED_ID,
+    S_MSGS_LOST, T_UNFLUSHED_TAIL_LOST, UNATTACHED, UP, VOTED_ID, I_ROLE,
 )
 from .coverage import reach
 from .log import last_epoch, truncate_to
 from .network import duplicate_message, remove_message
-from .quorum_state import clear_volatile, reset_connections, reset_leader_state
+from .quorum_state import clear_volatile, intend, reset_connections, reset_leader_state
 
 
 @kernel
@@ -26,6 +26,7 @@ def crash_node(w, i):
     truncate_to(w, i, w.node[FLUSHED_END, i])
     w.node[HW, i] = -1
     w.scal[S_CRASHES] += 1
+    intend(w, i, I_ROLE)
     return True
 
 
@@ -42,6 +43,7 @@ def restart_node(w, i, features):
     w.node[HW, i] = -1
     clear_volatile(w, i)
     reset_connections(w, i)
+    intend(w, i, I_ROLE)
     voter = i < w.scal[P_VOTERS]
     log_epoch = last_epoch(w, i)
     if w.node[EPOCH, i] < log_epoch:

@@ -17,5 +17,6 @@ MUT_COMMIT_OLD_EPOCH = 1 << 24      # HW advances over an earlier epoch's entry 
 MUT_DOUBLE_VOTE = 1 << 25           # a voter grants a second vote in the same epoch
 MUT_RESTARTED_LEADER = 1 << 26      # a restarted leader resumes leading its old epoch
 MUT_NO_CHECK_QUORUM = 1 << 27       # a leader never resigns for lack of fetches
+MUT_NO_FETCH_TIMER_RESET = 1 << 28  # a follower's fetch timer is not restarted by a fetch
 
 CHECKS_MASK = (1 << 16) - 1

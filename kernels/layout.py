@@ -35,6 +35,9 @@ node    int32 [NODE_FIELDS, N]                         per-node fields
   DIRTY_FROM    lowest log offset written by the current step (CAP if none)
   GN_PREV_*     ghost: epoch, leader epoch (-1 none) and log end after the
                 previous step, for the monotonicity and append-only checks
+  INTENT        timer intents (I_* bits) the handlers record for the timed chooser
+                (kernels.timed), which reads and clears them; the untimed one ignores them
+  INTENT_ARG    argument of an intent: EndQuorumEpoch's preferred-successor mask
 
 peer    int32 [2, N, N]
   INFLIGHT      [i, j] correlation id of i's outstanding request to j (0 none):
@@ -52,9 +55,11 @@ hashes  uint64 [2 + N, max(CAP, N)]
   LOG_HASH + i  node i's prefix hash at each offset (hash of entries [0, k]):
                 checkers compare whole prefixes in O(1)
 
-msgs    int32 [M + 1, MSG_WIDTH + 2 R]   the network: a bag of in-flight messages
+msgs    int32 [M + 1, MSG_WIDTH + 2 R + 2]   the network: a bag of in-flight messages
         in rows [0, n_msgs), fields F_* below; R = records per FetchResponse;
-        the last row is scratch for the message being handled
+        the last row is scratch for the message being handled. The last two
+        columns belong to the timed chooser: the delivery time (0 not yet drawn,
+        negative: lost at that time) and 1 once a Fetch has been parked
 
 ghost   int32 [GHOST_ROWS + N, max(MAX_EPOCH + 2, CAP)]   history for the checkers
   G_LEADER      [e] leader elected in epoch e, -1 none
@@ -160,7 +165,16 @@ DIRTY_FROM = 16
 GN_PREV_EPOCH = 17
 GN_PREV_LEADER_EPOCH = 18
 GN_PREV_LOG_END = 19
-NODE_FIELDS = 20
+INTENT = 20
+INTENT_ARG = 21
+NODE_FIELDS = 22
+
+# ---- timer intents (bits of INTENT) ---------------------------------------------------
+I_ROLE = 1            # entered a role (or crashed / restarted): start its timers afresh
+I_FETCH_RESET = 2     # a successful FetchResponse: restart the follower's fetch timer
+I_BACKOFF = 4         # the candidate's vote was rejected: back off before retrying
+I_CHECK_QUORUM = 8    # a majority fetched: restart the leader's check-quorum timer
+I_END_EPOCH = 16      # EndQuorumEpoch from the leader: override the fetch timer
 
 # ---- peer, log, hashes and ghost rows ---------------------------------------------
 INFLIGHT = 0
@@ -304,7 +318,7 @@ def alloc_walk(params, n_families):
         peer=np.zeros((2, n, n), dtype=np.int32),
         log=np.zeros((2, n, cap), dtype=np.int32),
         hashes=np.zeros((LOG_HASH + n, max(cap, n)), dtype=np.uint64),
-        msgs=np.zeros((m + 1, width), dtype=np.int32),
+        msgs=np.zeros((m + 1, width + 2), dtype=np.int32),
         ghost=np.zeros((GHOST_ROWS + n, max(e, cap)), dtype=np.int32),
         scal=scal,
         weights=np.zeros((2, n_families), dtype=np.float64),

@@ -7,10 +7,11 @@ from .layout import (
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, EPOCH, ERR_FENCED_LEADER_EPOCH,
     ERR_NONE, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_REQ_LEADER, F_SRC,
     F_SUCCESSORS, INFLIGHT, LEADER, LEADER_ID, PREFERRED, RESIGNED, ROLE, T_GRACEFUL_HANDOVER,
+    INTENT_ARG, I_END_EPOCH,
 )
 from .coverage import reach
 from .network import new_message
-from .quorum_state import accept_response, maybe_transition
+from .quorum_state import accept_response, intend, maybe_transition
 
 
 @kernel
@@ -85,6 +86,8 @@ def handle_end_quorum_epoch_request(w, s):
     if w.node[ROLE, i] == FOLLOWER and w.node[LEADER_ID, i] == leader:
         # overrideFetchTimeout: a preferred successor's fetch timer is cut short.
         w.node[PREFERRED, i] = (m[F_SUCCESSORS] >> i) & 1
+        w.node[INTENT_ARG, i] = m[F_SUCCESSORS]
+        intend(w, i, I_END_EPOCH)
     _respond(w, END_QUORUM_EPOCH_RESPONSE, s, ERR_NONE)
 
 

@@ -17,7 +17,7 @@ from .layout import (
     P_MAX_EPOCH, P_VOTERS, REJECTED, REPLICA_END, RESIGNED, ROLE, S_BOUND_HIT, S_ELECTIONS,
     S_LEADER_CHANGES, S_MAX_EPOCH, S_PRE_ELECTIONS, S_RESIGNATIONS, UNATTACHED, VOTED_ID,
     COMMIT_HASH, G_COMMIT_LEN, LOG_HASH, T_ELECTED_COMMITTED_ON_MINORITY, T_EPOCH_BOUND_HIT,
-    T_LEADER_ELECTED, UP,
+    T_LEADER_ELECTED, UP, INTENT, I_ROLE,
 )
 from .coverage import reach
 from .log import append_entry
@@ -30,6 +30,13 @@ def popcount(x):
         x &= x - 1
         c += 1
     return c
+
+
+@kernel(inline="always")
+def intend(w, i, bits):
+    """Record timer intents for the timed chooser: handlers say what Kafka's state
+    would do with its timers (restart, back off) and never read a clock."""
+    w.node[INTENT, i] |= bits
 
 
 @kernel
@@ -79,6 +86,7 @@ def transition_to_unattached(w, i, epoch, leader):
     w.node[ROLE, i] = UNATTACHED
     clear_volatile(w, i)
     reset_connections(w, i)
+    intend(w, i, I_ROLE)
 
 
 @kernel
@@ -89,6 +97,7 @@ def transition_to_follower(w, i, epoch, leader):
     w.node[ROLE, i] = FOLLOWER
     clear_volatile(w, i)
     reset_connections(w, i)
+    intend(w, i, I_ROLE)
 
 
 @kernel
@@ -98,6 +107,7 @@ def transition_to_prospective(w, i):
     clear_volatile(w, i)
     w.node[GRANTED, i] = 1 << i
     reset_connections(w, i)
+    intend(w, i, I_ROLE)
     w.scal[S_PRE_ELECTIONS] += 1
 
 
@@ -114,6 +124,7 @@ def transition_to_candidate(w, i):
     clear_volatile(w, i)
     w.node[GRANTED, i] = 1 << i
     reset_connections(w, i)
+    intend(w, i, I_ROLE)
     w.scal[S_ELECTIONS] += 1
     return True
 
@@ -162,6 +173,7 @@ def transition_to_leader(w, i):
     w.node[EPOCH_START, i] = start
     reset_leader_state(w, i)
     reset_connections(w, i)
+    intend(w, i, I_ROLE)
     w.scal[S_LEADER_CHANGES] += 1
     return True
 
@@ -174,6 +186,7 @@ def transition_to_resigned(w, i, successors):
     w.node[ACKED_MASK, i] = 1 << i
     w.node[PREFERRED, i] = successors
     reset_connections(w, i)
+    intend(w, i, I_ROLE)
     w.scal[S_RESIGNATIONS] += 1
 
 

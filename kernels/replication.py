@@ -7,7 +7,7 @@ end offset as of its last flush) and moves only past its epochStartOffset.
 """
 from .jit import kernel
 
-from .features import MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM
+from .features import MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET
 from .layout import (
     ACKED_MASK, C_NEXT_CORR, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, EPOCH_START,
     ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
@@ -16,12 +16,13 @@ from .layout import (
     F_LAST_FETCHED_EPOCH, F_LEADER, F_N_RECORDS, F_RECORDS, F_SRC, HAS_FETCHED, HW, INFLIGHT,
     LEADER, LEADER_ID, LOG_END, P_MAJORITY, P_MAX_RECORDS, P_VOTERS, REPLICA_END, ROLE,
     S_CLIENT_APPENDS, S_TRUNCATIONS, UP, T_CHECK_QUORUM_RESIGNED, T_FOLLOWER_TRUNCATED,
+    I_CHECK_QUORUM, I_FETCH_RESET,
 )
 from .coverage import reach
 from .log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate_to
 from .network import new_message
 from .quorum_state import (
-    accept_response, has_majority, is_voter, transition_to_resigned,
+    accept_response, has_majority, intend, is_voter, transition_to_resigned,
 )
 
 
@@ -86,6 +87,8 @@ def handle_fetch_response(w, s, features):
             if new_hw > w.node[HW, i]:
                 w.node[HW, i] = new_hw
     w.node[HAS_FETCHED, i] = 1
+    if not features & MUT_NO_FETCH_TIMER_RESET:
+        intend(w, i, I_FETCH_RESET)  # resetFetchTimeoutForSuccessfulFetch
 
 
 # ------------------------------------------------------------------ leader side
@@ -159,6 +162,7 @@ def handle_fetch_request(w, s, features):
             w.node[FETCHED_MASK, i] |= 1 << r
             if has_majority(w, w.node[FETCHED_MASK, i]):
                 w.node[FETCHED_MASK, i] = 1 << i  # the check-quorum timer restarts
+                intend(w, i, I_CHECK_QUORUM)
             maybe_update_high_watermark(w, i, features)
     if k < 0:
         return
