@@ -587,7 +587,8 @@ def hunt(
         "--mutation", help="Mutation to hunt; repeat for several; `none` hunts the correct "
         "model (it must find nothing).", metavar="NAME")] = None,
     all_: Annotated[bool, typer.Option(
-        "--all", help="Hunt every safety mutation.")] = False,
+        "--all", help="Hunt every mutation: safety ones with the swarm, liveness ones with "
+        "timed walks of the scenario that exposes them.")] = False,
     seeds: Annotated[int, typer.Option(
         "--seeds", parser=opts.bounded(int, 1, 1000), metavar="N", help="How many master seeds to hunt with: --first-seed, "
         "--first-seed + 1, ... (a count, unlike swarm's --seed, which is one seed).")] = 5,
@@ -620,7 +621,7 @@ def hunt(
 
     names = list(mutation or [])
     if all_:
-        names += [m.name for m in MUTATIONS.values() if m.kind == "safety"]
+        names += list(MUTATIONS)
     if not names:
         fail("give --mutation NAME (repeatable) or --all")
     names = list(dict.fromkeys(names))
@@ -671,16 +672,35 @@ ItfOpt = Annotated[Optional[Path], typer.Option(
     "(its folder is created if missing).")]
 
 
-def _trace_for(run_dir, walk):
+def _trace_for(run_dir, walk, voters=None, pre_vote=None):
     from kraftwalk.replay import check_against_run, load_run, pick_walk, record
+    from kraftwalk.timed_replay import is_elect_folder, record_timed
 
     if run_dir is None:
         fail("give the run folder to replay (RUN_DIR)")
+    if is_elect_folder(run_dir):
+        from kraftwalk.elect_config import pre_vote_values
+
+        pv = pre_vote_values([pre_vote]) if pre_vote is not None else (None,)
+        if len(pv) != 1:
+            fail(f"--pre-vote {pre_vote!r}: name one setting, on or off")
+        return record_timed(run_dir, walk, voters, pv[0])
+    if voters is not None or pre_vote is not None:
+        fail("--voters and --pre-vote pick a cell of a `kraftwalk elect` folder; "
+             f"{run_dir} is a swarm run")
     cfg = load_run(run_dir)
     w = pick_walk(run_dir, walk)
     trace = record(cfg, w)
     check_against_run(run_dir, trace)
     return trace
+
+
+def _check_shrinkable(trace) -> None:
+    if not trace.invariant:
+        fail(f"walk {trace.walk} has no violation to shrink")
+    if trace.times is not None:
+        fail("shrinking drops actions, which moves every later action in time and so "
+             "changes a timed walk's liveness verdict: a timed walk replays as it ran")
 
 
 @app.command()
@@ -694,10 +714,17 @@ def replay(
         "--witness", help="Replay the witness of a reachability target instead: the first "
         "walk of the run that reached it, up to the step that did (`kraftwalk swarm` prints "
         "the targets; e.g. LeaderElected, FollowerTruncated).", metavar="TARGET")] = None,
+    voters: Annotated[Optional[int], typer.Option(
+        "--voters", parser=opts.parse_int, metavar="N", help="`kraftwalk elect` folders: the "
+        "cluster size of the walk (default: the first violation's).")] = None,
+    pre_vote: Annotated[Optional[str], typer.Option(
+        "--pre-vote", metavar="on|off", help="`kraftwalk elect` folders: the pre-vote setting "
+        "of the walk (default: the first violation's).")] = None,
 ) -> None:
-    """Re-run one walk of a run from its seed and print it step by step: each action,
-    what changed in each node and in the network, and the violated invariant (or the
-    target reached, with --witness)."""
+    """Re-run one walk of a run from its seed and print it step by step: each action
+    (with its time, for `kraftwalk elect` walks), what changed in each node and in the
+    network, and the violated invariant or property (or the target reached, with
+    --witness)."""
     if itf is not None:
         check_output_file(itf, "--itf")
     if witness is not None:
@@ -709,10 +736,9 @@ def replay(
 
         trace = witness_trace(run_dir, witness)
     else:
-        trace = _trace_for(run_dir, walk)
+        trace = _trace_for(run_dir, walk, voters, pre_vote)
     if shrink:
-        if not trace.invariant:
-            fail(f"walk {trace.walk} has no violation to shrink")
+        _check_shrinkable(trace)
         from kraftwalk.replay import shrink_trace
 
         trace = shrink_trace(trace)
@@ -737,8 +763,7 @@ def shrink_cmd(
     if itf is not None:
         check_output_file(itf, "--itf")
     trace = _trace_for(run_dir, walk)
-    if not trace.invariant:
-        fail(f"walk {trace.walk} has no violation to shrink")
+    _check_shrinkable(trace)
     from kraftwalk.replay import shrink_trace
 
     small = shrink_trace(trace)
@@ -793,6 +818,93 @@ def report(
     from kraftwalk.report import write_report
 
     Console().print(f"written: {write_report(folder, out)}")
+
+
+def _timing_help() -> str:
+    from kraftwalk.kernels.timing import TIMING
+
+    return "; ".join(t.name for t in TIMING.values() if t.name != "scenario")
+
+
+@app.command()
+def elect(
+    voters: Annotated[Optional[list[int]], typer.Option(
+        "--voters", parser=opts.parse_int, metavar="N", help="Cluster size (voters, 1..9); "
+        "repeat for several, e.g. --voters 3 --voters 5 (default: 3, 5 and 7).")] = None,
+    pre_vote: Annotated[Optional[list[str]], typer.Option(
+        "--pre-vote", metavar="on|off|both", help="Pre-vote (KIP-996) setting; repeat or say "
+        "both (default: the profile's: both for kafka, off for the Ongaro profiles).")] = None,
+    scenario: Annotated[Optional[str], typer.Option(
+        "--scenario", metavar="NAME", help="What each walk does: cold-start (all nodes start "
+        "at once), leader-crash (steady state, then the leader crashes), leader-isolated "
+        "(the leader is cut off from every node), rolling-restart, random-faults (crashes "
+        "and partitions, then everything heals) (default: leader-crash).")] = None,
+    profile: Annotated[Optional[str], typer.Option(
+        "--profile", metavar="NAME", help="Timing profile: kafka (Kafka's defaults), ongaro "
+        "(Raft as in Ongaro's dissertation ch. 9: randomized timers 150-300 ms, no backoff), "
+        "ongaro-wan (timeouts 300-600 ms, latency 30-40 ms) (default: kafka).")] = None,
+    timing: Annotated[Optional[list[str]], typer.Option(
+        "--timing", metavar="NAME=VALUE", help="Override one timing parameter (times in ms; "
+        "repeat for several; the README's timing table says what each means and its Kafka "
+        "config). Names: " + _timing_help() + ".")] = None,
+    walks: Annotated[Optional[int], typer.Option(
+        "--walks", parser=opts.parse_int, metavar="N",
+        help="Walks per cluster size and pre-vote setting (default: 2000).")] = None,
+    seed: opts.Seed = None,
+    workers: opts.Workers = None,
+    observers: Annotated[Optional[int], typer.Option(
+        "--observers", parser=opts.parse_int, metavar="N", help="Observers (brokers "
+        "replicating the log without voting), 0..4 (default: 0).")] = None,
+    mutation: opts.Mutation = None,
+    config: Annotated[Optional[Path], typer.Option(
+        "--config", help="TOML file with option values (keys as the option names, a "
+        "[timing] table for timing parameters); options given on the command line win. An "
+        "elect folder's config.toml repeats that run.", show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help=f"New folder for the results (default: {RUNS_DIR}/elect-<time>).",
+        show_default=False)] = None,
+) -> None:
+    """Time elections: run a timed scenario per cluster size and pre-vote setting; print
+    election-time percentiles, split votes, downtime and disruptions; write per-walk
+    Parquet, a summary and a CDF plot."""
+    from kraftwalk.config import new_run_id
+    from kraftwalk.elect_config import make_elect_config, parse_timing, pre_vote_values
+    from kraftwalk.paths import make_new_folder
+
+    cfg = make_elect_config(
+        config, voters=tuple(voters or ()), pre_vote=pre_vote_values(pre_vote or []),
+        scenario=scenario, profile=profile, timing=parse_timing(timing or []), walks=walks,
+        seed=seed, workers=workers, observers=observers, mutation=mutation)
+    folder = make_new_folder(out or Path(RUNS_DIR) / f"elect-{new_run_id()}", "folder")
+    from kraftwalk.elect import render_markdown, run as run_elect
+
+    n_workers = cfg.workers or (__import__("os").cpu_count() or 1)
+    total = cfg.walks * len(cfg.cells())
+    err = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"),
+                  BarColumn(), TextColumn("{task.completed:,}/{task.total:,} walks"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err,
+                  transient=True) as bar:
+        task = bar.add_task("compiling and running timed walks", total=total)
+
+        def on_cell(cell: dict) -> None:
+            err.print(f"{cell['voters']} voters, pre-vote {'on' if cell['pre_vote'] else 'off'}:"
+                      f" {cell['walks']:,} walks, {cell['events']:,} events in "
+                      f"{cell['seconds']:.1f} s (JIT {cell['jit_seconds']:.1f} s)")
+            bar.update(task, description="running timed walks")
+
+        try:
+            result = run_elect(cfg, folder, n_workers, lambda n: bar.advance(task, n), on_cell)
+        except RunStopped as stop:
+            bar.stop()
+            err.print(f"stopped by {stop}: finished cells summarized in {folder}")
+            raise typer.Exit(128 + stop.signum) from None
+    Console().print(render_markdown(result["summary"], cfg), soft_wrap=True)
+    rate = result["events_per_second"]
+    Console().print(f"{result['events']:,} events in {result['seconds']:.1f} s"
+                    + (f" ({rate:,} events/s on {n_workers} workers)" if rate else "")
+                    + f"; written to {folder}: walks/, summary.md, summary.parquet, "
+                    "violations.parquet, elect-cdf.png, config.toml, run.json")
 
 
 @app.command()

@@ -5,6 +5,8 @@ the first violation (or the time budget) and record the walks, steps and wall
 seconds it took and which invariant caught it. Walks and steps to the first
 violation are deterministic (the lowest violating walk index); seconds are this
 machine's, JIT excluded, and rounded up to the end of the chunk that found it.
+A liveness mutation has no weights mode: it is hunted with timed walks of the
+scenario that exposes it (``Mutation.scenario``), its row's mode says which.
 """
 from __future__ import annotations
 
@@ -25,8 +27,57 @@ from kraftwalk.runner import features_for, params_for, warm_up
 HUNT_CHUNK = 256  # walks per task: small, so the time to a find is measured finely
 
 
+def hunt_timed(cfg: RunConfig, scenario: str, budget: float) -> dict:
+    """Hunt a liveness mutation with timed walks of ``scenario`` at Kafka's default
+    timing (liveness needs time: the swarm cannot see it)."""
+    from joblib import Parallel, delayed
+
+    from kraftwalk.elect import property_names, run_chunk, timed_features, timed_params, warm_up
+    from kraftwalk.elect_config import ElectConfig
+    from kraftwalk.kernels.layout import S_STEPS, STATS_BASE, V_STEP, VIOL_BASE
+
+    col_steps, col_step = S_STEPS - STATS_BASE, V_STEP - VIOL_BASE
+    params = timed_params(cfg.voters, cfg.observers, 1_000_000)
+    tp = ElectConfig(voters=(cfg.voters,), scenario=scenario).tp()
+    features = timed_features(cfg.pre_vote, cfg.mutation)
+    warm_up(params, tp, features)
+    workers = cfg.effective_workers
+    row = {"mutation": cfg.mutation, "weights": f"timed {scenario}", "seed": cfg.seed,
+           "found": False, "invariant": None, "walk": None, "walks": 0, "steps": 0,
+           "seconds": budget}
+    start = time.monotonic()
+    walks = steps = 0
+    chunk = 32  # timed walks are long: small chunks measure the time to a find finely
+    with Parallel(n_jobs=workers) as parallel:
+        while time.monotonic() < start + budget:
+            firsts = range(walks, walks + workers * chunk, chunk)
+            results = parallel(delayed(run_chunk)(cfg.seed, f, chunk, params, tp, features)
+                               for f in firsts) if workers > 1 else \
+                [run_chunk(cfg.seed, f, chunk, params, tp, features) for f in firsts]
+            for first, stats, viol, _ in results:
+                bad = np.nonzero(viol[:, 0])[0]
+                if len(bad):
+                    r = int(bad[0])
+                    row.update(found=True, invariant=property_names()[viol[r, 0] - 1],
+                               walk=first + r, walks=walks + r + 1,
+                               steps=steps + int(stats[:r, col_steps].sum())
+                               + int(viol[r, col_step]),
+                               seconds=time.monotonic() - start)
+                    return row
+                walks += len(stats)
+                steps += int(stats[:, col_steps].sum())
+    row.update(walks=walks, steps=steps, seconds=time.monotonic() - start)
+    return row
+
+
 def hunt_one(cfg: RunConfig, budget: float) -> dict:
-    """Hunt with one config (its seed and mutation) for at most ``budget`` seconds."""
+    """Hunt with one config (its seed and mutation) for at most ``budget`` seconds.
+    A liveness mutation is hunted with timed walks of the scenario that exposes it."""
+    from kraftwalk.mutations import MUTATIONS
+
+    m = MUTATIONS.get(cfg.mutation)
+    if m is not None and m.kind == "liveness":
+        return hunt_timed(cfg, m.scenario, budget)
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
     from kraftwalk.kernels.layout import S_STEPS, STATS_BASE, V_STEP, VIOL_BASE
 
@@ -74,8 +125,11 @@ def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds:
     """Hunt every (mutation, weights mode, seed); each finished hunt is appended to
     ``rows`` as it ends, so a stopped hunt keeps them."""
     rows = [] if rows is None else rows
+    from kraftwalk.mutations import MUTATIONS
+
     for m in mutations:
-        for mode in weights_modes:
+        timed = m in MUTATIONS and MUTATIONS[m].kind == "liveness"
+        for mode in (weights_modes[:1] if timed else weights_modes):  # no weights when timed
             for s in seeds:
                 cfg = dataclasses.replace(base, mutation=m, weights=mode, seed=s)
                 row = hunt_one(cfg, budget)

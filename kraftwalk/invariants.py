@@ -17,4 +17,13 @@ MEANING = {
     "CommitCurrentEpoch": "a leader's high watermark covers an entry of its own epoch",
     "ObserverConsistency": "an observer's log below its high watermark is a prefix of the "
                            "committed log",
+    # liveness ("eventually") properties of timed walks (kernels.liveness)
+    "HealedClusterRecovers": "once every fault has healed, a leader known to a majority of "
+                             "voters and a new commit come within the liveness bound",
+    "CutOffLeaderResigns": "a leader that no majority of voters can reach stops leading "
+                           "within check quorum (1.5 x fetch timeout) plus a slack",
+    "PreVoteIsolatedNeverCandidate": "with pre-vote, a voter that has not reached a majority "
+                                     "since it became Prospective never becomes Candidate",
+    "HealthyLeaderKept": "while no fault has happened, no follower of a leader known to every "
+                         "voter times out",
 }

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kraftwalk.kernels.features import (
-    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_NO_CHECK_QUORUM, MUT_RESTARTED_LEADER,
+    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET,
+    MUT_RESTARTED_LEADER,
 )
 
 
@@ -19,6 +20,7 @@ class Mutation:
     bit: int
     kind: str          # "safety" or "liveness"
     description: str
+    scenario: str = ""  # liveness: the timed scenario (kernels.timing) that exposes it
 
 
 MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
@@ -32,8 +34,12 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
              "unflushed tail, instead of coming back Resigned"),
     Mutation("no-check-quorum", MUT_NO_CHECK_QUORUM, "liveness",
              "a leader that stops hearing from a majority never resigns (a liveness "
-             "bug: no safety invariant can catch it; it needs the timed mode's liveness "
-             "statistics)"),
+             "bug: no safety invariant can catch it; the timed mode's CutOffLeaderResigns "
+             "does)", "leader-isolated"),
+    Mutation("no-fetch-timer-reset", MUT_NO_FETCH_TIMER_RESET, "liveness",
+             "a follower does not restart its fetch timer on a successful fetch, so it "
+             "times out and starts elections under a healthy leader (found by the timed "
+             "mode's HealthyLeaderKept)", "cold-start"),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)

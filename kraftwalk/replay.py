@@ -27,6 +27,8 @@ class Trace:
     violation: dict | None       # the kernel's first violation
     shrunk_from: int | None = None
     witness: str | None = None   # the reachability target this trace is the witness of
+    times: np.ndarray | None = None  # timed walks: each action's time (microseconds)
+    timed: str | None = None     # timed walks: the scenario and profile
 
 
 def load_run(run_dir: str | Path) -> RunConfig:
@@ -291,14 +293,20 @@ def render(trace: Trace) -> list[tuple[str, str]]:
             f"{len(trace.actions)} steps")
     if trace.shrunk_from is not None:
         head += f" (shrunk from {trace.shrunk_from})"
+    if trace.timed:
+        head += f"; timed: {trace.timed}"
     lines.append(("bold", head))
     last = None
+
+    def when(k: int) -> str:
+        return "" if trace.times is None else f"{trace.times[k] / 1000:>10.3f} ms  "
+
     for k, action, before, after, viol, r in reference_states(trace):
         if r == -1:
-            lines.append(("yellow", f"{k + 1:>4}  {describe_action(action, before)}  "
+            lines.append(("yellow", f"{k + 1:>4}  {when(k)}{describe_action(action, before)}  "
                                     "(not enabled in the reference model: skipped)"))
             continue
-        lines.append(("cyan", f"{k + 1:>4}  {describe_action(action, before, after)}"))
+        lines.append(("cyan", f"{k + 1:>4}  {when(k)}{describe_action(action, before, after)}"))
         for i, (x, y) in enumerate(zip(before["nodes"], after["nodes"])):
             d = describe_node_change(i, x, y)
             if d:
@@ -317,6 +325,16 @@ def render(trace: Trace) -> list[tuple[str, str]]:
             style = "bold red" if i in (v.node_a, v.node_b) else ""
             lines.append((style, "  " + node_line(i, node, cfg.voters)))
         lines.append(("", f"  committed log: {list(after['committed'])}"))
+    elif trace.times is not None and trace.violation and last:  # liveness: a fact about time
+        v = trace.violation
+        t = trace.times[-1] / 1000 if len(trace.times) else 0.0
+        lines.append(("bold red", f"VIOLATION {v['invariant']} after step {v['step']} "
+                                  f"(last action at {t:.3f} ms): node {v['node_a']}, "
+                                  f"epoch {v['epoch']}"))
+        lines.append(("red", f"  {v['invariant']}: {MEANING.get(v['invariant'], '')}"))
+        for i, node in enumerate(last[0]["nodes"]):
+            style = "bold red" if i == v["node_a"] else ""
+            lines.append((style, "  " + node_line(i, node, cfg.voters)))
     elif trace.witness and last:
         lines.append(("bold green", f"REACHED {trace.witness} at step {len(trace.actions)}"))
         for i, node in enumerate(last[0]["nodes"]):

@@ -22,3 +22,19 @@ def test_hunt_of_the_correct_model_finds_nothing():
     row = hunt(RunConfig(workers=1, depth=200), ["none"], ["swarm"], [0], budget=1.0,
                log=lambda m: None)[0]
     assert not row["found"] and row["steps"] > 0
+
+
+def test_hunt_finds_each_liveness_mutation_with_timed_walks():
+    rows = hunt(RunConfig(workers=1), ["no-check-quorum", "no-fetch-timer-reset"], ["swarm"],
+                [0, 1], budget=60, log=lambda m: None)
+    by = {(r["mutation"], r["seed"]): r for r in rows}
+    assert all(r["found"] for r in rows), rows
+    assert {r["invariant"] for r in rows if r["mutation"] == "no-check-quorum"} == \
+        {"CutOffLeaderResigns"}
+    assert {r["invariant"] for r in rows if r["mutation"] == "no-fetch-timer-reset"} == \
+        {"HealthyLeaderKept"}
+    assert by[("no-check-quorum", 0)]["weights"] == "timed leader-isolated"
+    again = hunt(RunConfig(workers=1), ["no-check-quorum"], ["swarm"], [0], budget=60,
+                 log=lambda m: None)[0]
+    assert (again["walks"], again["steps"]) == (by[("no-check-quorum", 0)]["walks"],
+                                                by[("no-check-quorum", 0)]["steps"])

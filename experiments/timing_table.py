@@ -1,0 +1,35 @@
+"""Write results/timing-parameters.md: every timing parameter of the timed mode with its
+default, the Kafka setting it stands for and what it means, from the one table that
+defines them (kraftwalk.kernels.timing.TIMING), and what each profile changes.
+
+    python experiments/timing_table.py
+"""
+from pathlib import Path
+
+from kraftwalk.elect_config import PROFILE_HELP, PROFILES
+from kraftwalk.kernels.timing import LATENCY_NAMES, SCENARIO_NAMES, TIMING, TP_LATENCY_KIND
+from kraftwalk.output import markdown_table, write_text_atomic
+
+
+def default_text(k, t) -> str:
+    if k == TP_LATENCY_KIND:
+        return LATENCY_NAMES[int(t.default)]
+    return f"{t.default:g}"
+
+
+def main() -> None:
+    rows = [[f"`{t.name}`", default_text(k, t), t.kafka, t.doc]
+            for k, t in TIMING.items() if t.name != "scenario"]
+    text = markdown_table(["--timing NAME", "default", "Kafka setting", "meaning"], rows)
+    prof = [[f"`{name}`", PROFILE_HELP[name],
+             ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                       for k, v in over.items()) or "-"] for name, over in PROFILES.items()]
+    text += "\n" + markdown_table(["--profile", "what", "overrides"], prof)
+    text += "\nScenarios (`--scenario`): " + ", ".join(f"`{s}`" for s in SCENARIO_NAMES) + ".\n"
+    out = Path(__file__).resolve().parent.parent / "results" / "timing-parameters.md"
+    write_text_atomic(out, text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,291 @@
+"""``kraftwalk elect``: timed walks of a scenario, per cluster size and pre-vote setting.
+
+Each cell (voters, pre-vote) runs walks 0 .. walks-1 of the timed chooser
+(:mod:`kraftwalk.kernels.timed`) in chunks on joblib workers; chunks come back in
+walk order, so the files hold the same walks for any worker count. A cell's walks
+are saved as Parquet parts of at most PART_WALKS walks as they finish, so whatever
+stops the run keeps what was done. Times in the files are integer microseconds
+(columns ending in ``_us``; null where the walk never measured it).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kraftwalk.elect_config import ElectConfig
+from kraftwalk.mutations import mutation_bit
+
+PART_WALKS = 50_000
+WALKS_DIR = "walks"
+QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99_9", 0.999))
+# Kernel bounds of a timed walk: enough log and message room for any scenario's length.
+LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS = 256, 32, 1000, 8
+
+
+def property_names() -> tuple[str, ...]:
+    """Every property's name, indexed by its id (the violation code minus one)."""
+    from kraftwalk.kernels.checkers import INVARIANT_NAMES
+    from kraftwalk.kernels.liveness import LIVENESS_NAMES
+
+    return (*INVARIANT_NAMES, *LIVENESS_NAMES)
+
+
+def timed_features(pre_vote: bool, mutation: str) -> int:
+    """Compile-time features of a timed walk: every safety and liveness check on."""
+    from kraftwalk.kernels.checkers import N_INVARIANTS
+    from kraftwalk.kernels.features import PRE_VOTE
+    from kraftwalk.kernels.liveness import ALL_LIVENESS
+
+    return ((1 << N_INVARIANTS) - 1) | ALL_LIVENESS | (PRE_VOTE if pre_vote else 0) \
+        | mutation_bit(mutation)
+
+
+def timed_params(voters: int, observers: int, depth: int) -> np.ndarray:
+    from kraftwalk.kernels.layout import make_params
+
+    return make_params(voters, observers, LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS, depth)
+
+
+def run_chunk(seed: int, first: int, count: int, params, tp, features) -> tuple:
+    """One chunk of timed walks (in a worker): (first, stats, viol, timed)."""
+    from kraftwalk.kernels.timed import run_timed_chunk
+
+    stats, viol, timed, _ = run_timed_chunk(seed, first, count, params, tp, features)
+    return first, stats, viol, timed
+
+
+def warm_up(params, tp, features) -> float:
+    """Compile (or load) the timed kernels here, before any worker starts; seconds."""
+    t = time.perf_counter()
+    run_chunk(0, 0, 1, params, tp, features)
+    return time.perf_counter() - t
+
+
+def cell_chunks(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int,
+                first: int = 0) -> Iterator[tuple]:
+    """(first, stats, viol, timed) per chunk of one cell, in walk order."""
+    from joblib import Parallel, delayed
+
+    params = timed_params(voters, cfg.observers, cfg.depth)
+    tp, features = cfg.tp(), timed_features(pre_vote, cfg.mutation)
+    ranges = [(f, min(cfg.chunk_walks, cfg.walks - f))
+              for f in range(first, cfg.walks, cfg.chunk_walks)]
+    if workers == 1:
+        for f, n in ranges:
+            yield run_chunk(cfg.seed, f, n, params, tp, features)
+        return
+    yield from Parallel(n_jobs=workers, return_as="generator", pre_dispatch="2*n_jobs")(
+        delayed(run_chunk)(cfg.seed, f, n, params, tp, features) for f, n in ranges)
+
+
+def walks_table(cfg: ElectConfig, voters: int, pre_vote: bool, first: int,
+                stats: np.ndarray, viol: np.ndarray, timed: np.ndarray) -> pa.Table:
+    """One row per walk: the cell, the walk, what stopped it, and every timed statistic."""
+    from kraftwalk.kernels.clock import TS_NAMES
+    from kraftwalk.kernels.layout import BOUND_NAMES, S_BOUND_HIT, S_STEPS, STATS_BASE
+
+    n = len(stats)
+    names = property_names()
+    code = viol[:, 0]
+    cols = {
+        "voters": pa.array(np.full(n, voters, np.int8)),
+        "observers": pa.array(np.full(n, cfg.observers, np.int8)),
+        "pre_vote": pa.array(np.full(n, pre_vote, bool)),
+        "scenario": pa.array([cfg.scenario] * n, pa.string()).dictionary_encode(),
+        "profile": pa.array([cfg.profile] * n, pa.string()).dictionary_encode(),
+        "mutation": pa.array([cfg.mutation] * n, pa.string()).dictionary_encode(),
+        "seed": pa.array(np.full(n, cfg.seed, np.uint64)),
+        "walk": pa.array(np.arange(first, first + n, dtype=np.int64)),
+        "steps": pa.array(stats[:, S_STEPS - STATS_BASE].astype(np.int64)),
+        "bound_hit": pa.array([BOUND_NAMES[b + 1] for b in stats[:, S_BOUND_HIT - STATS_BASE]],
+                              pa.string()).dictionary_encode(),
+        "violation": pa.DictionaryArray.from_arrays(
+            pa.array(code.astype(np.int32) - 1, mask=code == 0), pa.array(names, pa.string())),
+    }
+    for k, name in enumerate(TS_NAMES):
+        x = timed[:, k]
+        cols[name] = pa.array(x, pa.int64(), mask=x < 0)
+    epochs = timed[:, TS_NAMES.index("election_epochs")]
+    cols["split_vote"] = pa.array(epochs > 1, mask=epochs < 0)
+    return pa.table(cols)
+
+
+def violations_table(walks: pa.Table) -> pa.Table:
+    keep = ["voters", "pre_vote", "scenario", "profile", "mutation", "seed", "walk", "steps",
+            "violation", "violation_us"]
+    t = walks.filter(pc.is_valid(walks.column("violation")))
+    return t.select(keep).rename_columns([*keep[:-2], "property", "time_us"])
+
+
+def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: Path | None,
+             advance: Callable[[int], None] = lambda n: None) -> tuple[pa.Table, dict]:
+    """Every walk of one cell; parts saved under out/walks as they finish.
+    Returns (table, timings)."""
+    from kraftwalk.output import write_table_atomic
+
+    params = timed_params(voters, cfg.observers, cfg.depth)
+    jit = warm_up(params, cfg.tp(), timed_features(pre_vote, cfg.mutation))
+    start = time.perf_counter()
+    tables: list[pa.Table] = []
+    pending: list[pa.Table] = []
+    pending_first = 0
+
+    def save(end: int) -> None:
+        nonlocal pending, pending_first
+        if out is not None and pending:
+            name = f"v{voters}-pre-vote-{'on' if pre_vote else 'off'}-{pending_first:09d}.parquet"
+            write_table_atomic(out / WALKS_DIR / name, pa.concat_tables(pending))
+        pending, pending_first = [], end
+
+    chunks = cell_chunks(cfg, voters, pre_vote, workers)
+    try:
+        for first, stats, viol, timed in chunks:
+            t = walks_table(cfg, voters, pre_vote, first, stats, viol, timed)
+            tables.append(t)
+            pending.append(t)
+            end = first + len(stats)
+            if end - pending_first >= PART_WALKS or end == cfg.walks:
+                save(end)
+            advance(len(stats))
+    finally:
+        chunks.close()
+    table = pa.concat_tables(tables)
+    seconds = time.perf_counter() - start
+    events = int(pc.sum(table.column("events")).as_py() or 0)
+    return table, {"voters": voters, "pre_vote": pre_vote, "jit_seconds": round(jit, 3),
+                   "seconds": round(seconds, 3), "walks": table.num_rows, "events": events,
+                   "steps": int(pc.sum(table.column("steps")).as_py() or 0)}
+
+
+def _quantiles(x: np.ndarray) -> dict:
+    if len(x) == 0:
+        return {**{k: None for k, _ in QUANTILES}, "max": None}
+    q = np.quantile(x, [p for _, p in QUANTILES])
+    return {**{k: float(v) for (k, _), v in zip(QUANTILES, q)}, "max": float(x.max())}
+
+
+def _column(t: pa.Table, name: str) -> np.ndarray:
+    """Measured values of a column (nulls dropped), in milliseconds for times."""
+    c = t.column(name).drop_null().to_numpy().astype(np.float64)
+    return c / 1000.0 if name.endswith("_us") else c
+
+
+def summarize(table: pa.Table) -> list[dict]:
+    """One row per (voters, pre_vote): election time quantiles (ms), split votes,
+    downtime, disruptions, commit latency, violations."""
+    rows = []
+    keys = sorted({(v, p) for v, p in zip(table.column("voters").to_pylist(),
+                                          table.column("pre_vote").to_pylist())})
+    for v, p in keys:
+        t = table.filter(pc.and_(pc.equal(table.column("voters"), v),
+                                         pc.equal(table.column("pre_vote"), p)))
+        elect = _column(t, "elect_us")
+        epochs = _column(t, "election_epochs")
+        down = _column(t, "unavailable_us")
+        commits = _column(t, "commits_timed").sum()
+        n = t.num_rows
+        rows.append({
+            "voters": v, "pre_vote": p, "walks": n, "elected": len(elect),
+            **{f"elect_{k}_ms": x for k, x in _quantiles(elect).items()},
+            "elect_mean_ms": float(elect.mean()) if len(elect) else None,
+            "split_vote_pct": 100.0 * float((epochs > 1).mean()) if len(epochs) else None,
+            "failed_pre_votes_per_walk": float(_column(t, "failed_pre_votes").mean()),
+            "downtime_p50_ms": _quantiles(down)["p50"],
+            "downtime_p99_ms": _quantiles(down)["p99"],
+            "disruptions": int(_column(t, "disruptive_elections").sum()),
+            "commit_latency_mean_ms": (float(_column(t, "commit_latency_sum_us").sum() / commits)
+                                       if commits else None),
+            "stale_leader_p50_ms": _quantiles(_column(t, "stale_leader_us"))["p50"],
+            "violations": n - t.column("violation").null_count,
+        })
+    return rows
+
+
+SUMMARY_COLUMNS = (
+    ("voters", "voters", "d"), ("pre-vote", "pre_vote", "b"), ("walks", "walks", ","),
+    ("elect p50 ms", "elect_p50_ms", ".0f"), ("p90", "elect_p90_ms", ".0f"),
+    ("p99", "elect_p99_ms", ".0f"), ("p99.9", "elect_p99_9_ms", ".0f"),
+    ("max", "elect_max_ms", ".0f"), ("split votes %", "split_vote_pct", ".1f"),
+    ("downtime p50 ms", "downtime_p50_ms", ".0f"), ("downtime p99 ms", "downtime_p99_ms", ".0f"),
+    ("disruptions", "disruptions", ","), ("commit ms", "commit_latency_mean_ms", ".1f"),
+    ("violations", "violations", ","),
+)
+
+
+def cell_text(value, fmt: str) -> str:
+    if value is None:
+        return "-"
+    if fmt == "b":
+        return "on" if value else "off"
+    return format(value, fmt)
+
+
+def render_markdown(summary: list[dict], cfg: ElectConfig) -> str:
+    from kraftwalk.output import markdown_table
+
+    head = [h for h, _, _ in SUMMARY_COLUMNS]
+    rows = [[cell_text(s[k], f) for _, k, f in SUMMARY_COLUMNS] for s in summary]
+    return (f"Scenario {cfg.scenario}, profile {cfg.profile}, {cfg.walks:,} walks per row, "
+            f"seed {cfg.seed}. Elect: from the fault to a leader of a new epoch known to a "
+            "majority of voters; downtime: until the committed log grows again; split votes: "
+            "elections that needed more than one epoch.\n\n" + markdown_table(head, rows))
+
+
+def summary_table(summary: list[dict]) -> pa.Table:
+    return pa.Table.from_pylist(summary)
+
+
+def write_outputs(cfg: ElectConfig, out: Path, tables: list[pa.Table], cells: list[dict],
+                  status: str, started: str) -> dict:
+    """Summary, violations, plot and run.json of the finished cells."""
+    from kraftwalk.output import write_json_atomic, write_table_atomic, write_text_atomic
+    from kraftwalk.plots import plot_election_cdf
+    from kraftwalk.runner import versions
+
+    table = pa.concat_tables(tables) if tables else None
+    summary = summarize(table) if table is not None else []
+    if table is not None:
+        write_table_atomic(out / "violations.parquet", violations_table(table))
+        write_table_atomic(out / "summary.parquet", summary_table(summary))
+        write_text_atomic(out / "summary.md", render_markdown(summary, cfg))
+        plot_election_cdf(table, out / "elect-cdf.png",
+                          f"{cfg.scenario}, profile {cfg.profile}: time to elect")
+    seconds = sum(c["seconds"] for c in cells)
+    events = sum(c["events"] for c in cells)
+    run = {"status": status, "started": started, "config": cfg.to_toml(), "cells": cells,
+           "seconds": round(seconds, 3), "events": events,
+           "events_per_second": round(events / seconds) if seconds else None,
+           "summary": summary, "versions": versions()}
+    write_json_atomic(out / "run.json", run)
+    return run
+
+
+def run(cfg: ElectConfig, out: Path, workers: int,
+        advance: Callable[[int], None] = lambda n: None,
+        on_cell: Callable[[dict], None] = lambda c: None) -> dict:
+    """Every cell of ``cfg`` into the folder ``out`` (created by the caller)."""
+    from datetime import datetime, timezone
+
+    from kraftwalk.errors import RunStopped
+    from kraftwalk.output import write_text_atomic
+
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    write_text_atomic(out / "config.toml", cfg.to_toml())
+    (out / WALKS_DIR).mkdir(exist_ok=True)
+    tables: list[pa.Table] = []
+    cells: list[dict] = []
+    try:
+        for v, p in cfg.cells():
+            table, cell = run_cell(cfg, v, p, workers, out, advance)
+            tables.append(table)
+            cells.append(cell)
+            on_cell(cell)
+    except RunStopped as stop:  # keep the finished cells' summary; their walks are saved
+        write_outputs(cfg, out, tables, cells, f"stopped by {stop}", started)
+        raise
+    return write_outputs(cfg, out, tables, cells, "complete", started)

@@ -1,0 +1,80 @@
+"""Replaying a walk of a ``kraftwalk elect`` folder: the timed kernel re-runs it and
+records its actions with their times; the actions then run through the reference
+model like an untimed walk's (the transition relation is the same; only the choice of
+the next action differed). A liveness violation is a fact about time, so the reference
+model shows the states that led to it and the kernel's record says when it broke.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kraftwalk.config import RunConfig, make_config, read_toml
+from kraftwalk.errors import UsageError
+
+
+def is_elect_folder(run_dir: str | Path) -> bool:
+    cfg = Path(run_dir) / "config.toml"
+    return cfg.is_file() and "scenario" in read_toml(cfg, "config file")
+
+
+def untimed_config(ecfg, voters: int, pre_vote: bool) -> RunConfig:
+    """The RunConfig whose kernel bounds and features match one cell's timed walks."""
+    from kraftwalk import elect
+
+    return make_config(None, voters=voters, observers=ecfg.observers, pre_vote=pre_vote,
+                       mutation=ecfg.mutation, log_capacity=elect.LOG_CAPACITY,
+                       msg_slots=elect.MSG_SLOTS, max_epoch=elect.MAX_EPOCH,
+                       max_records=elect.MAX_RECORDS, depth=ecfg.depth, seed=ecfg.seed)
+
+
+def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
+              pre_vote: bool | None) -> tuple[int, bool, int]:
+    """(voters, pre_vote, walk): the options given, else the first violation's."""
+    import pyarrow.parquet as pq
+
+    cells = [(v, p) for v, p in ecfg.cells() if voters in (None, v) and pre_vote in (None, p)]
+    if not cells:
+        raise UsageError(f"{run_dir} has no cell with --voters {voters} and pre-vote "
+                         f"{pre_vote}; it ran {ecfg.cells()}")
+    if walk is None:
+        f = run_dir / "violations.parquet"
+        rows = pq.read_table(f).to_pylist() if f.is_file() else []
+        rows = [r for r in rows if (r["voters"], r["pre_vote"]) in cells]
+        if not rows:
+            raise UsageError(f"{run_dir} recorded no violation there; give --walk N")
+        r = min(rows, key=lambda r: (r["voters"], r["pre_vote"], r["walk"]))
+        return r["voters"], r["pre_vote"], r["walk"]
+    if walk >= ecfg.walks:
+        raise UsageError(f"--walk {walk} is not a walk of {run_dir}: it ran walks "
+                         f"0..{ecfg.walks - 1}")
+    if len(cells) > 1:
+        raise UsageError(f"{run_dir} ran several cells ({cells}); say which with --voters "
+                         "and --pre-vote on|off")
+    return (*cells[0], walk)
+
+
+def record_timed(run_dir: str | Path, walk: int | None = None, voters: int | None = None,
+                 pre_vote: bool | None = None):
+    """The Trace of one walk of an elect folder, times included."""
+    import numpy as np
+
+    from kraftwalk.elect import property_names, timed_features, timed_params
+    from kraftwalk.elect_config import make_elect_config
+    from kraftwalk.kernels.layout import VIOL_BASE, V_WIDTH
+    from kraftwalk.kernels.timed import record_timed_walk
+    from kraftwalk.replay import Trace
+    from kraftwalk.tables import VIOL_COLUMNS
+
+    run = Path(run_dir)
+    ecfg = make_elect_config(run / "config.toml")
+    v, p, walk = pick_cell(run, ecfg, walk, voters, pre_vote)
+    actions, w, _ = record_timed_walk(ecfg.seed, walk, timed_params(v, ecfg.observers, ecfg.depth),
+                                      ecfg.tp(), timed_features(p, ecfg.mutation))
+    viol = w.scal[VIOL_BASE:VIOL_BASE + V_WIDTH]
+    info = None
+    if viol[0]:
+        info = {**dict(zip(VIOL_COLUMNS, (int(x) for x in viol))),
+                "invariant": property_names()[int(viol[0]) - 1]}
+    return Trace(untimed_config(ecfg, v, p), walk, np.ascontiguousarray(actions[:, :3]),
+                 int(viol[0]), info, times=actions[:, 3].copy(),
+                 timed=f"{ecfg.scenario}, profile {ecfg.profile}")

@@ -1,0 +1,111 @@
+"""``kraftwalk elect``: per-walk Parquet, summary, plot and config; the same walks for any
+worker count and chunking; bad values rejected before anything is written; a walk of
+the folder replays with its times."""
+from __future__ import annotations
+
+import dataclasses
+
+import duckdb
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from kraftwalk.cli import app
+from kraftwalk.elect import run_cell, summarize
+from kraftwalk.elect_config import ElectConfig, make_elect_config
+
+runner = CliRunner()
+ARGS = ["elect", "--voters", "3", "--pre-vote", "on", "--walks", "24", "--workers", "1",
+        "--seed", "7"]
+
+
+def invoke(args):
+    return runner.invoke(app, args, env={"COLUMNS": "200"})
+
+
+@pytest.fixture(scope="module")
+def elect_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("elect") / "run"
+    r = invoke([*ARGS, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    return out, r
+
+
+def test_elect_writes_walks_summary_plot_and_config(elect_dir):
+    out, r = elect_dir
+    assert "elect p50 ms" in r.stdout and "split votes" in r.stdout
+    for name in ("summary.md", "summary.parquet", "violations.parquet", "elect-cdf.png",
+                 "config.toml", "run.json"):
+        assert (out / name).is_file(), name
+    con = duckdb.connect()
+    n, measured, median = con.execute(
+        f"select count(*), count(elect_us), median(elect_us) from "
+        f"read_parquet('{out}/walks/*.parquet') where voters = 3 and pre_vote").fetchone()
+    assert n == 24 and measured == 24
+    assert 2_000_000 <= median < 10_000_000  # Kafka's 2 s fetch timeout comes first
+    assert pq.read_table(out / "violations.parquet").num_rows == 0
+
+
+def test_elect_config_toml_repeats_the_run(elect_dir):
+    out, _ = elect_dir
+    again = make_elect_config(out / "config.toml")  # its [timing] spells out every value
+    assert dataclasses.replace(again, timing={}) == make_elect_config(
+        None, voters=(3,), pre_vote=(True,), walks=24, workers=1, seed=7)
+    assert np.array_equal(again.tp(), ElectConfig(voters=(3,)).tp())
+
+
+def test_same_walks_for_any_worker_count_and_chunking():
+    cfg = ElectConfig(voters=(3,), pre_vote=(True,), walks=30, seed=11, chunk_walks=30)
+    one, _ = run_cell(cfg, 3, True, 1, None)
+    two, _ = run_cell(dataclasses.replace(cfg, chunk_walks=7), 3, True, 2, None)
+    assert one.equals(two)
+    s = summarize(one)[0]
+    assert s["walks"] == 30 and s["elect_p50_ms"] <= s["elect_p99_ms"] <= s["elect_max_ms"]
+
+
+def test_a_walk_of_an_elect_folder_replays_with_times(elect_dir):
+    out, _ = elect_dir
+    r = invoke(["replay", str(out), "--walk", "2"])
+    assert r.exit_code == 0, r.output
+    assert "timed: leader-crash, profile kafka" in r.stdout
+    assert " ms  " in r.stdout and "no violation" in r.stdout
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--voters", "12"], "--voters 12"),
+    (["--pre-vote", "maybe"], "--pre-vote 'maybe'"),
+    (["--scenario", "meteor"], "--scenario 'meteor'"),
+    (["--profile", "fast"], "--profile 'fast'"),
+    (["--timing", "election_timeout=5"], "unknown timing parameter 'election_timeout'"),
+    (["--timing", "loss=2"], "loss='2'"),
+    (["--timing", "latency=gaussian"], "latency='gaussian'"),
+    (["--timing", "latency_a_ms=9", "--timing", "latency_b_ms=1"], "latency_b_ms"),
+    (["--timing", "fetch_timeout_ms"], "must be NAME=VALUE"),
+    (["--walks", "0"], "--walks 0"),
+    (["--mutation", "typo"], "--mutation 'typo'"),
+])
+def test_bad_values_are_one_line_exit_2_and_write_nothing(tmp_path, args, fragment):
+    out = tmp_path / "never"
+    r = invoke(["elect", *args, "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("kraftwalk: error: "), r.stderr
+    assert fragment in lines[0], lines[0]
+    assert not out.exists()
+
+
+def test_bad_config_file_and_used_folder(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("voters = [3, 5\n")
+    r = invoke(["elect", "--config", str(bad), "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "invalid TOML" in r.stderr
+    bad.write_text("colour = 'red'\n")
+    r = invoke(["elect", "--config", str(bad), "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "unknown key 'colour'" in r.stderr
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "file").write_text("x")
+    r = invoke([*ARGS, "--out", str(used)])
+    assert r.exit_code == 2 and "already exists" in r.stderr
+    assert not (tmp_path / "x").exists()
