@@ -63,6 +63,20 @@ python experiments/compare_speed.py --old 1fc21b82e8096a753beff6191a2aa110804f8e
 mv "$T2/compare-speed.md" "$R/compare-speed-transition.md"
 mv "$T2/compare-speed.json" "$R/compare-speed-transition.json"
 rm -rf "$T2"
+# Timer intents in the handlers (the timed mode's seam) against the checkout before them.
+T3=$(mktemp -d)
+python experiments/compare_speed.py --old 00d015a --rounds 7 --out "$T3"
+mv "$T3/compare-speed.md" "$R/compare-speed-intents.md"
+mv "$T3/compare-speed.json" "$R/compare-speed-intents.json"
+rm -rf "$T3"
+
+# The timed mode: KRaft's election figures at Kafka's defaults, the validation against
+# Ongaro's dissertation, the timing table, and its speed.
+rm -rf "$R/elect-leader-crash"
+kraftwalk elect --out "$R/elect-leader-crash"
+python experiments/ongaro.py --walks 10000 --out "$R"
+python experiments/timing_table.py
+kraftwalk bench --timed-only --seconds 20 --out "$R"
 
 # Studies (step counts; not timing-sensitive).
 python experiments/tune_swarm.py --seeds 5 --budget-steps 60000000 --out "$R"

@@ -70,6 +70,20 @@ EV_CUT_OFF = 12
 EV_LIVENESS = 13
 
 
+@kernel(inline="always")
+def earlier(w, best, ev, who, ties, x, e, i):
+    """One candidate (time x, event e, subject i) against the earliest so far: an
+    earlier one replaces it; an equal one replaces it with probability 1/ties, so ties
+    go uniformly at random (reservoir sampling on the walk's stream)."""
+    if x < best:
+        return x, e, i, 1
+    if x == best and x < INF:
+        ties += 1
+        if rand_below(w.scal, ties) == 0:
+            return best, e, i, ties
+    return best, ev, who, ties
+
+
 @kernel
 def next_event(w, c):
     """The earliest pending event: (kind, node or message slot, time). Events at the
@@ -93,28 +107,13 @@ def next_event(w, c):
                 x, e = c.node[DL_CRASH, i], EV_CRASH
             else:
                 x, e = c.node[DL_RESTART, i], EV_RESTART
-            if x < best:
-                best, ev, who, ties = x, e, i, 1
-            elif x == best and x < INF:
-                ties += 1
-                if rand_below(w.scal, ties) == 0:
-                    ev, who = e, i
-        x = cut_off_deadline(c, i)
-        if x < best:
-            best, ev, who, ties = x, EV_CUT_OFF, i, 1
-        elif x == best and x < INF:
-            ties += 1
-            if rand_below(w.scal, ties) == 0:
-                ev, who = EV_CUT_OFF, i
+            best, ev, who, ties = earlier(w, best, ev, who, ties, x, e, i)
+        best, ev, who, ties = earlier(w, best, ev, who, ties, cut_off_deadline(c, i),
+                                      EV_CUT_OFF, i)
     dc = due_col(w)
     for k in range(w.scal[N_MSGS]):
-        x = np.int64(abs(w.msgs[k, dc]))
-        if x < best:
-            best, ev, who, ties = x, EV_MESSAGE, k, 1
-        elif x == best and x < INF:
-            ties += 1
-            if rand_below(w.scal, ties) == 0:
-                ev, who = EV_MESSAGE, k
+        best, ev, who, ties = earlier(w, best, ev, who, ties, np.int64(abs(w.msgs[k, dc])),
+                                      EV_MESSAGE, k)
     for r in range(5):
         if r == 0:
             x, e = c.t[NEXT_SCRIPT], EV_SCRIPT
@@ -126,12 +125,7 @@ def next_event(w, c):
             x, e = c.t[HEAL_AT], EV_HEAL
         else:
             x, e = c.t[LIVE_DEADLINE], EV_LIVENESS
-        if x < best:
-            best, ev, who, ties = x, e, -1, 1
-        elif x == best and x < INF:
-            ties += 1
-            if rand_below(w.scal, ties) == 0:
-                ev, who = e, -1
+        best, ev, who, ties = earlier(w, best, ev, who, ties, x, e, -1)
     return ev, who, best
 
 

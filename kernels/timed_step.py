@@ -33,7 +33,8 @@ from .quorum_state import is_voter, popcount
 from .replication import flush_enabled
 from .rng import rand_unit
 from .timing import (
-    TP_CHECK_QUORUM_FACTOR, TP_FETCH_TIMEOUT, TP_FLUSH_DELAY, TP_LOSS, TP_RANDOM_FETCH_TIMEOUT,
+    TP_BACKOFF_ON_REJECTION, TP_CHECK_QUORUM_FACTOR, TP_FETCH_TIMEOUT, TP_FLUSH_DELAY, TP_LOSS,
+    TP_RANDOM_FETCH_TIMEOUT,
     TP_REQUEST_TIMEOUT, TP_RETRY_BACKOFF,
 )
 from .transition import (
@@ -179,7 +180,8 @@ def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, 
             m = w.node[INTENT_ARG, t]
             pos = popcount(m & ((1 << t) - 1)) if (m >> t) & 1 else -1
             c.node[DL_TIMER, t] = now + end_epoch_backoff(c, pos, popcount(m))
-        if it & I_BACKOFF and r == CANDIDATE and c.node[TIMER_KIND, t] == 0:
+        if (it & I_BACKOFF and r == CANDIDATE and c.node[TIMER_KIND, t] == 0
+                and c.tp[TP_BACKOFF_ON_REJECTION] != 0.0):
             start_backoff(w, c, t)
         if it & I_CHECK_QUORUM and r == LEADER:
             c.node[DL_CHECK_QUORUM, t] = now + check_quorum_timeout(c)

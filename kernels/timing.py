@@ -58,7 +58,8 @@ TP_CUT_OFF_SLACK = 25
 TP_OBSERVE = 26
 TP_MAX_TIME = 27
 TP_LATENCY_SIGMA = 28
-TP_WIDTH = 29
+TP_BACKOFF_ON_REJECTION = 29
+TP_WIDTH = 30
 
 TIMING = {
     TP_ELECTION_TIMEOUT: Timing(
@@ -102,6 +103,10 @@ TIMING = {
     TP_LATENCY_SIGMA: Timing(
         "latency_sigma", 0.5, "(network)", "lognormal: the shape sigma of log(latency)"),
     TP_LOSS: Timing("loss", 0.0, "(network)", "probability that a message is lost"),
+    TP_BACKOFF_ON_REJECTION: Timing(
+        "backoff_on_rejection", 1.0, "KafkaRaftClient.handleVoteResponse",
+        "1: a candidate that a majority rejected backs off at once and then runs again (Kafka); "
+        "0: it waits for its election timeout (Raft)"),
     TP_RANDOM_FETCH_TIMEOUT: Timing(
         "randomized_fetch_timeout", 0.0, "(Raft)",
         "1: a follower's timer is an election timeout in [T, 2T) (Raft), not the fetch timeout"),

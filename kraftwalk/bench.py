@@ -107,7 +107,59 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
     bw = walk_weights(base)[0]
     w = new_walk(params, base_weights=bw)
     out["phase_ns"] = {k: round(v, 1) for k, v in phase_costs(w, bw, features_for(base)).items()}
+    out["timed"] = measure_timed(base, seconds, log=log)
     return out
+
+
+def measure_timed(base: RunConfig, seconds: float = 20.0, scenario: str = "leader-crash",
+                  log=print) -> dict:
+    """The timed mode on one core, in this process: checked events and actions per
+    second, walks/s, bytes of state per walk and JIT time, for ``scenario`` at Kafka's
+    default timing. Every safety invariant and liveness property is checked."""
+    from kraftwalk.elect import run_chunk, timed_features, timed_params, warm_up
+    from kraftwalk.elect_config import ElectConfig
+    from kraftwalk.kernels.clock import TS_NAMES, alloc_clock
+    from kraftwalk.kernels.layout import S_STEPS, STATS_BASE, alloc_walk, state_bytes
+    from kraftwalk.kernels.transition import N_FAMILIES
+
+    params = timed_params(base.voters, base.observers, 1_000_000)
+    tp = ElectConfig(voters=(base.voters,), scenario=scenario).tp()
+    features = timed_features(base.pre_vote, base.mutation)
+    log(f"timed mode ({scenario}): compiling or loading the timed kernels ...")
+    jit = warm_up(params, tp, features)
+    clock = alloc_clock(base.voters + base.observers, tp)
+    out = {"scenario": scenario, "voters": base.voters, "observers": base.observers,
+           "pre_vote": base.pre_vote, "jit_seconds": round(jit, 2),
+           "bytes_per_walk": state_bytes(alloc_walk(params, N_FAMILIES))
+           + sum(a.nbytes for a in clock)}
+    log(f"timed mode ({scenario}): ~{seconds:.0f} s on one core ...")
+    ev_col = TS_NAMES.index("events")
+    walks = events = steps = 0
+    t = time.perf_counter()
+    while time.perf_counter() - t < seconds:
+        _, stats, _, timed = run_chunk(base.seed, walks, 200, params, tp, features)
+        walks += len(stats)
+        events += int(timed[:, ev_col].sum())
+        steps += int(stats[:, S_STEPS - STATS_BASE].sum())
+    secs = time.perf_counter() - t
+    out.update(walks=walks, events=events, steps=steps, seconds=round(secs, 2),
+               events_per_s_per_core=events / secs, steps_per_s_per_core=steps / secs,
+               walks_per_s=walks / secs)
+    return out
+
+
+def render_timed_markdown(res: dict) -> str:
+    return "\n".join([
+        f"Timed mode, scenario {res['scenario']} at Kafka's default timing, {res['voters']} "
+        f"voters + {res['observers']} observer(s), pre-vote {'on' if res['pre_vote'] else 'off'}, "
+        "every safety invariant and liveness property checked, one core:", "",
+        "| figure | value |", "|---|---|",
+        f"| checked events/s per core | {res['events_per_s_per_core']:,.0f} |",
+        f"| of which protocol actions (steps)/s | {res['steps_per_s_per_core']:,.0f} |",
+        f"| walks/s per core | {res['walks_per_s']:,.0f} |",
+        f"| bytes of state per walk (walk + clock) | {res['bytes_per_walk']:,} |",
+        f"| JIT (compile or load the timed kernels) | {res['jit_seconds']:.1f} s |",
+        f"| walks measured | {res['walks']:,} in {res['seconds']:.1f} s |"]) + "\n"
 
 
 def reference_speed(cfg: RunConfig, walks: int = 40) -> float:
@@ -162,4 +214,6 @@ def render_markdown(res: dict) -> str:
                      f"{m['main_rss_mib']:.0f} MiB / {m['worker_rss_mib']:.0f} MiB |")
     lines += ["", "| phase of a step | ns |", "|---|---|"]
     lines += [f"| {k} | {v:.1f} |" for k, v in res["phase_ns"].items()]
+    if "timed" in res:
+        lines += ["", render_timed_markdown(res["timed"]).rstrip("\n")]
     return "\n".join(lines) + "\n"

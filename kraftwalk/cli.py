@@ -941,14 +941,30 @@ def bench(
     report: Annotated[Optional[Path], typer.Option(
         "--out", "--report", help="Folder for bench.json and bench.md, created if missing "
         "(default: results/; --report: old name).")] = None,
+    timed_only: Annotated[bool, typer.Option(
+        "--timed-only", help="Measure only the timed mode (checked events/s per core, "
+        "walks/s, bytes per walk, JIT) into bench-timed.json and bench-timed.md.")] = False,
 ) -> None:
-    """Measure throughput, memory and JIT time on this machine (the README's figures)."""
+    """Measure throughput, memory and JIT time on this machine (the README's figures),
+    untimed and timed."""
     cfg = make_config(config, uses=BENCH_KEYS, voters=voters, observers=observers, depth=depth,
                       seed=seed, weights=weights, pre_vote=pre_vote, mutation=mutation)
     check_output_dir(report or Path("results"), "--out")
     from kraftwalk.bench import measure, render_markdown, write_report
 
     err = Console(stderr=True)
+    if timed_only:
+        from kraftwalk.bench import measure_timed, render_timed_markdown
+        from kraftwalk.output import write_json_atomic, write_text_atomic
+
+        res = measure_timed(cfg, seconds, log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
+        folder = report or Path("results")
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(folder / "bench-timed.json", res)
+        write_text_atomic(folder / "bench-timed.md", render_timed_markdown(res))
+        Console().print(render_timed_markdown(res))
+        Console().print(f"written: {folder / 'bench-timed.json'}, {folder / 'bench-timed.md'}")
+        return
     res = measure(cfg, seconds=seconds, cold=cold,
                   memory_walks=tuple(memory_walks or (100_000, 1_000_000)),
                   log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))

@@ -23,16 +23,17 @@ PROFILES: dict[str, dict[str, Any]] = {
     "kafka": {},
     # Ongaro's dissertation, chapter 9: a follower's timer is a randomized election
     # timeout restarted by the leader's heartbeats (here every follower's at the fault,
-    # as one heartbeat would), candidates retry with a fresh timeout and no backoff,
-    # no pre-vote, no held fetches (a heartbeat is answered at once).
+    # as one heartbeat would), a candidate runs again only when its election timeout
+    # expires (no backoff, not even after a rejection), no pre-vote, no held fetches
+    # (a heartbeat is answered at once).
     "ongaro": {"election_timeout_ms": 150.0, "randomized_fetch_timeout": 1.0,
-               "sync_timers": 1.0, "election_backoff_max_ms": 0.0, "fetch_max_wait_ms": 0.0,
-               "latency": "fixed", "latency_a_ms": 1.0},
+               "sync_timers": 1.0, "election_backoff_max_ms": 0.0, "backoff_on_rejection": 0.0,
+               "fetch_max_wait_ms": 0.0, "latency": "fixed", "latency_a_ms": 1.0},
     # The dissertation's simulated WAN: timeouts 300-600 ms, one-way latency 30-40 ms.
     "ongaro-wan": {"election_timeout_ms": 300.0, "randomized_fetch_timeout": 1.0,
                    "sync_timers": 1.0, "election_backoff_max_ms": 0.0,
-                   "fetch_max_wait_ms": 0.0, "latency": "uniform", "latency_a_ms": 30.0,
-                   "latency_b_ms": 40.0},
+                   "backoff_on_rejection": 0.0, "fetch_max_wait_ms": 0.0, "latency": "uniform",
+                   "latency_a_ms": 30.0, "latency_b_ms": 40.0},
 }
 PROFILE_PRE_VOTE = {"kafka": (False, True), "ongaro": (False,), "ongaro-wan": (False,)}
 PROFILE_HELP = {
@@ -44,7 +45,7 @@ PROFILE_HELP = {
 # Parameters given as names rather than numbers.
 NAMED_VALUES = {"latency": LATENCY_NAMES, "scenario": SCENARIO_NAMES}
 # Flags (0 or 1) and values that are fractions rather than times.
-FLAGS = ("randomized_fetch_timeout", "sync_timers")
+FLAGS = ("randomized_fetch_timeout", "sync_timers", "backoff_on_rejection")
 MAX_VOTERS, MAX_OBSERVERS = 9, 4
 KEYS = ("voters", "observers", "pre_vote", "scenario", "profile", "walks", "seed", "workers",
         "mutation", "chunk_walks", "depth", "timing")

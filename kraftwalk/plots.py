@@ -6,6 +6,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # files only; no display needed
+import matplotlib.ticker  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -167,6 +168,10 @@ def plot_election_cdf(table, path: str | Path, title: str) -> Path:
                     linestyle="--" if p else "-",
                     label=f"{v} voters, pre-vote {'on' if p else 'off'}")
     ax.set_xscale("log")
+    plain = matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}")
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="x", which="minor", labelsize=7)
     ax.set_xlabel("time to elect a new leader (ms, log scale)")
     ax.set_ylabel("share of walks")
     ax.set_ylim(0, 1.01)
