@@ -65,7 +65,7 @@ mv "$T2/compare-speed.json" "$R/compare-speed-transition.json"
 rm -rf "$T2"
 # Timer intents in the handlers (the timed mode's seam) against the checkout before them.
 T3=$(mktemp -d)
-python experiments/compare_speed.py --old 00d015a --rounds 7 --out "$T3"
+python experiments/compare_speed.py --old 00d015a --rounds 5 --out "$T3"
 mv "$T3/compare-speed.md" "$R/compare-speed-intents.md"
 mv "$T3/compare-speed.json" "$R/compare-speed-intents.json"
 rm -rf "$T3"

@@ -69,6 +69,8 @@ DONE = 23           # 1 once the scenario is measured (the walk then observes an
 HEALTHY_OK = 24     # 1 when HealthyLeaderKept applies (no loss, bounded latency)
 ROLES_CHANGED = 25  # a step changed a role or a node's liveness: re-read who leads
 HEALS = 26          # heals so far (a restart or a healed cut that ends a fault)
+NEXT_BURST = 27     # random faults: the next message-loss burst
+BURST_END = 28      # the current burst ends (INF: none under way)
 STATS_AT = 32
 
 # ---- t: timed statistics, per walk ---------------------------------------------------

@@ -15,7 +15,8 @@ import numpy as np
 from .jit import kernel
 
 from .clock import (
-    DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART, DL_TIMER, DONE, END, FAULTS_END,
+    BURST_END, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART, DL_TIMER, DONE, END,
+    FAULTS_END, NEXT_BURST,
     HEALED_AT, HEALED_COMMIT, HEALS, HEALTHY, HEALTHY_OK, HEAL_AT, INF, KNOWN, KNOWN_ALL,
     LIVE_DEADLINE, LOSS_AT, NEXT_APPEND, NEXT_PARTITION, NEXT_SCRIPT, NOW, PHASE, PH_MEASURE,
     PH_SETTLE, PH_WARMUP, PREV_ROLE, PRE_REACH, PROBE_AT, PROBE_OFFSET, PROBE_VALUE, RETRIES,
@@ -36,6 +37,7 @@ from .timing import (
     LAT_FIXED, LAT_UNIFORM, SC_COLD_START, SC_LEADER_CRASH, SC_LEADER_ISOLATED,
     SC_RANDOM_FAULTS, SC_ROLLING_RESTART, TP_APPEND_INTERVAL, TP_FAULT_PHASE, TP_FETCH_TIMEOUT,
     TP_ISOLATION, TP_LATENCY_A, TP_LATENCY_B, TP_LATENCY_KIND, TP_LIVENESS_BOUND, TP_LOSS,
+    TP_LOSS_BURST_INTERVAL,
     TP_MAX_TIME, TP_MTBF, TP_OBSERVE, TP_PARTITION_INTERVAL, TP_RESTART_DELAY, TP_SCENARIO,
     TP_SETTLE, TP_SYNC_TIMERS,
 )
@@ -84,6 +86,8 @@ def start_timed(w, c, features):
     c.t[HEAL_AT] = INF
     c.t[LIVE_DEADLINE] = INF
     c.t[FAULTS_END] = INF
+    c.t[NEXT_BURST] = INF
+    c.t[BURST_END] = INF
     for k in (TRIGGER_AT, TRIGGER_EPOCH, TRIGGER_LEADER, HEALED_AT, KNOWN, KNOWN_ALL, LOSS_AT):
         c.t[k] = -1
     c.t[HEALTHY_OK] = 1 if healthy_applies(c) else 0
@@ -145,6 +149,8 @@ def trigger(w, c, trace, features):
         for i in range(w.scal[P_NODES]):
             c.node[DL_CRASH, i] = now + exponential(w, c.tp[TP_MTBF])
         c.t[NEXT_PARTITION] = now + exponential(w, c.tp[TP_PARTITION_INTERVAL])
+        if c.tp[TP_LOSS_BURST_INTERVAL] > 0:
+            c.t[NEXT_BURST] = now + exponential(w, c.tp[TP_LOSS_BURST_INTERVAL])
     if c.tp[TP_SYNC_TIMERS] != 0.0:
         # Ongaro's setup: the last heartbeat restarted every follower's timer at once.
         for j in range(w.scal[P_VOTERS]):
@@ -162,9 +168,12 @@ def crash_next_voter(w, c, trace, features):
 
 @kernel
 def end_faults(w, c, trace, features):
-    """random-faults: the fault phase is over; heal every link, restart every node."""
+    """random-faults: the fault phase is over; heal every link, restart every node,
+    stop losing messages."""
     c.t[NEXT_PARTITION] = INF
     c.t[HEAL_AT] = INF
+    c.t[NEXT_BURST] = INF
+    c.t[BURST_END] = INF
     timed_act(w, c, FAM_PARTITION, 3, 0, trace, features)
     for i in range(w.scal[P_NODES]):
         c.node[DL_CRASH, i] = INF

@@ -19,9 +19,9 @@ from numba import literally
 from .jit import call_with_features, kernel
 
 from .clock import (
-    DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART,
+    BURST_END, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART,
     DL_TIMER, END, FAULTS_END, HEALTHY, HEAL_AT, INF, LIVE_DEADLINE, NEXT_APPEND, NEXT_PARTITION,
-    NEXT_SCRIPT, NEXT_TRY, NOW, PHASE, PH_MEASURE, PROBE_AT, PROBE_OFFSET, PROBE_VALUE,
+    NEXT_BURST, NEXT_SCRIPT, NEXT_TRY, NOW, PHASE, PH_MEASURE, PROBE_AT, PROBE_OFFSET, PROBE_VALUE,
     ROLES_CHANGED, STATS_AT, TIMER_KIND, TRIGGER_AT, TS_END, TS_EVENTS, TS_FIRST_TIMEOUT,
     TS_WIDTH, alloc_clock, due_col, exponential, parked_col,
 )
@@ -44,7 +44,8 @@ from .scenarios import (
 )
 from .timed_step import poll_time, start_backoff, timed_act
 from .timing import (
-    SC_RANDOM_FAULTS, TP_FAULT_PHASE, TP_FETCH_MAX_WAIT, TP_FETCH_TIMEOUT, TP_MTBF,
+    SC_RANDOM_FAULTS, TP_FAULT_PHASE, TP_FETCH_MAX_WAIT, TP_FETCH_TIMEOUT, TP_LOSS_BURST_DURATION,
+    TP_LOSS_BURST_INTERVAL, TP_MTBF,
     TP_PARTITION_DURATION, TP_PARTITION_INTERVAL, TP_REQUEST_TIMEOUT, TP_RESTART_DELAY,
     TP_APPEND_INTERVAL,
 )
@@ -68,6 +69,8 @@ EV_PARTITION = 10
 EV_HEAL = 11
 EV_CUT_OFF = 12
 EV_LIVENESS = 13
+EV_BURST = 14
+EV_BURST_END = 15
 
 
 @kernel(inline="always")
@@ -114,7 +117,7 @@ def next_event(w, c):
     for k in range(w.scal[N_MSGS]):
         best, ev, who, ties = earlier(w, best, ev, who, ties, np.int64(abs(w.msgs[k, dc])),
                                       EV_MESSAGE, k)
-    for r in range(5):
+    for r in range(7):
         if r == 0:
             x, e = c.t[NEXT_SCRIPT], EV_SCRIPT
         elif r == 1:
@@ -123,8 +126,12 @@ def next_event(w, c):
             x, e = c.t[NEXT_PARTITION], EV_PARTITION
         elif r == 3:
             x, e = c.t[HEAL_AT], EV_HEAL
-        else:
+        elif r == 4:
             x, e = c.t[LIVE_DEADLINE], EV_LIVENESS
+        elif r == 5:
+            x, e = c.t[NEXT_BURST], EV_BURST
+        else:
+            x, e = c.t[BURST_END], EV_BURST_END
         best, ev, who, ties = earlier(w, best, ev, who, ties, x, e, -1)
     return ev, who, best
 
@@ -280,6 +287,14 @@ def handle_event(w, c, ev, who, trace, features):
             c.t[NEXT_PARTITION] = now + exponential(w, c.tp[TP_PARTITION_INTERVAL])
         c.t[ROLES_CHANGED] = 1
         on_healed_links(w, c)
+    elif ev == EV_BURST:
+        c.t[NEXT_BURST] = INF
+        c.t[HEALTHY] = 0
+        c.t[BURST_END] = now + exponential(w, c.tp[TP_LOSS_BURST_DURATION])
+    elif ev == EV_BURST_END:
+        c.t[BURST_END] = INF
+        if scenario(c) == SC_RANDOM_FAULTS and now < c.t[FAULTS_END]:
+            c.t[NEXT_BURST] = now + exponential(w, c.tp[TP_LOSS_BURST_INTERVAL])
     elif ev == EV_CUT_OFF:
         check_cut_off(w, c, i, features)
     elif ev == EV_LIVENESS:

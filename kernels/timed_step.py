@@ -15,7 +15,7 @@ from .jit import kernel
 
 from .checkers import check_after_step
 from .clock import (
-    CUT_SINCE, DL_CHECK_QUORUM, DL_FLUSH, DL_POLL, DL_TIMER, INF, ROLES_CHANGED, LAST_DUE, NEXT_TRY, NOW,
+    BURST_END, CUT_SINCE, DL_CHECK_QUORUM, DL_FLUSH, DL_POLL, DL_TIMER, INF, ROLES_CHANGED, LAST_DUE, NEXT_TRY, NOW,
     PRE_REACH, PREV_ROLE, RETRIES, TIMER_KIND, TS_DISRUPTIVE, TS_FAILED_PRE_VOTES,
     TS_LOST_ELECTIONS, due_col, election_backoff, election_timeout, end_epoch_backoff, latency,
     parked_col,
@@ -34,8 +34,7 @@ from .replication import flush_enabled
 from .rng import rand_unit
 from .timing import (
     TP_BACKOFF_ON_REJECTION, TP_CHECK_QUORUM_FACTOR, TP_FETCH_TIMEOUT, TP_FLUSH_DELAY, TP_LOSS,
-    TP_RANDOM_FETCH_TIMEOUT,
-    TP_REQUEST_TIMEOUT, TP_RETRY_BACKOFF,
+    TP_LOSS_BURST_RATE, TP_RANDOM_FETCH_TIMEOUT, TP_REQUEST_TIMEOUT, TP_RETRY_BACKOFF,
 )
 from .transition import (
     FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, do_action,
@@ -139,6 +138,8 @@ def assign_dues(w, c):
     dc = due_col(w)
     now = c.t[NOW]
     loss = c.tp[TP_LOSS]
+    if c.t[BURST_END] < INF:  # a loss burst is under way
+        loss = max(loss, c.tp[TP_LOSS_BURST_RATE])
     for k in range(w.scal[N_MSGS]):
         if w.msgs[k, dc] != 0:
             continue

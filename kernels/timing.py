@@ -22,7 +22,7 @@ SC_COLD_START = 0       # every node starts at once; time to the first leader
 SC_LEADER_CRASH = 1     # steady state, then the leader crashes
 SC_LEADER_ISOLATED = 2  # steady state, then the leader is cut off from every node
 SC_ROLLING_RESTART = 3  # steady state, then each voter in turn is crashed and restarted
-SC_RANDOM_FAULTS = 4    # crashes and partitions for a fault phase, then everything heals
+SC_RANDOM_FAULTS = 4    # crashes, partitions, loss bursts for a fault phase; then all heals
 SCENARIO_NAMES = ("cold-start", "leader-crash", "leader-isolated", "rolling-restart",
                   "random-faults")
 
@@ -59,7 +59,10 @@ TP_OBSERVE = 26
 TP_MAX_TIME = 27
 TP_LATENCY_SIGMA = 28
 TP_BACKOFF_ON_REJECTION = 29
-TP_WIDTH = 30
+TP_LOSS_BURST_INTERVAL = 30
+TP_LOSS_BURST_DURATION = 31
+TP_LOSS_BURST_RATE = 32
+TP_WIDTH = 33
 
 TIMING = {
     TP_ELECTION_TIMEOUT: Timing(
@@ -135,6 +138,13 @@ TIMING = {
     TP_PARTITION_DURATION: Timing(
         "partition_duration_ms", 3000.0, "(experiment)",
         "random-faults: mean time a partition lasts"),
+    TP_LOSS_BURST_INTERVAL: Timing(
+        "loss_burst_interval_ms", 20000.0, "(experiment)",
+        "random-faults: mean time between message-loss bursts (0: none)"),
+    TP_LOSS_BURST_DURATION: Timing(
+        "loss_burst_duration_ms", 1000.0, "(experiment)", "random-faults: mean length of a burst"),
+    TP_LOSS_BURST_RATE: Timing(
+        "loss_burst_rate", 0.3, "(network)", "probability that a message is lost during a burst"),
     TP_LIVENESS_BOUND: Timing(
         "liveness_bound_ms", 30000.0, "(property)",
         "after healing, a leader known to a majority and a new commit must come within this"),

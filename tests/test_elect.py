@@ -4,6 +4,11 @@ the folder replays with its times."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import signal
+import subprocess
+import sys
+import time
 
 import duckdb
 import numpy as np
@@ -109,3 +114,31 @@ def test_bad_config_file_and_used_folder(tmp_path):
     r = invoke([*ARGS, "--out", str(used)])
     assert r.exit_code == 2 and "already exists" in r.stderr
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_elect_keeps_its_finished_cells(tmp_path, sig):
+    """A real process, killed once its first cell is saved: that cell's walks stay
+    readable and equal to an uninterrupted run's; SIGTERM also leaves a summary."""
+    out = tmp_path / "run"
+    args = ["--voters", "3", "--voters", "5", "--voters", "7", "--pre-vote", "on",
+            "--walks", "3000", "--workers", "1", "--seed", "5", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "kraftwalk.cli", "elect", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 600
+    while not list((out / "walks").glob("v3-*.parquet")) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    proc.wait(timeout=120)
+    assert proc.returncode == (-9 if sig == signal.SIGKILL else 128 + sig)
+    saved = duckdb.connect().execute(
+        f"select count(*), count(distinct walk) from read_parquet('{out}/walks/*.parquet') "
+        "where voters = 3").fetchone()
+    assert saved == (3000, 3000)
+    first = pq.read_table(next((out / "walks").glob("v3-*.parquet")))
+    cfg = ElectConfig(voters=(3,), pre_vote=(True,), walks=3000, seed=5, workers=1)
+    assert first.equals(run_cell(cfg, 3, True, 1, None)[0])
+    if sig == signal.SIGTERM:
+        assert "stopped by" in json.loads((out / "run.json").read_text())["status"]
+        assert (out / "summary.md").is_file()

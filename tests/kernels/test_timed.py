@@ -155,3 +155,18 @@ def test_timed_walk_replays_on_the_untimed_transition_relation(scenario):
         if name == "node":  # timer intents: the timed chooser consumes them, replay does not
             got[[INTENT, INTENT_ARG]] = want[[INTENT, INTENT_ARG]] = 0
         assert np.array_equal(got, want), name
+
+
+def test_loss_bursts_lose_messages():
+    from kraftwalk.kernels.layout import STAT_NAMES
+
+    lost = STAT_NAMES.index("msgs_lost")
+    params = timed_params(3, 1, 1_000_000)
+    calm = dict(mtbf_ms=2_000_000.0, partition_interval_ms=2_000_000.0)  # no other fault
+    stats, viol, _, _ = run_timed_chunk(SEED, 0, 20, params, tp(
+        "random-faults", loss_burst_interval_ms=0.0, **calm), F_TIMED)
+    without = stats[:, lost].sum()
+    stats, viol2, _, _ = run_timed_chunk(SEED, 0, 20, params, tp(
+        "random-faults", loss_burst_interval_ms=3000.0, loss_burst_rate=0.9, **calm), F_TIMED)
+    assert stats[:, lost].sum() > 100 + 4 * without  # a few are lost without bursts too
+    assert names_of(viol) == names_of(viol2) == []
