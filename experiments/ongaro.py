@@ -37,8 +37,8 @@ def cell(profile: str, voters: int, walks: int, workers: int, pre_vote: bool = F
          seed: int = 0, **timing) -> tuple:
     cfg = ElectConfig(voters=(voters,), pre_vote=(pre_vote,), profile=profile, walks=walks,
                       seed=seed, timing={**SHORT, **timing}, chunk_walks=500)
-    table, info = run_cell(cfg, voters, pre_vote, workers, None)
-    return cfg, table, info
+    r = run_cell(cfg, voters, pre_vote, workers, None)
+    return cfg, r.table, r.info
 
 
 def col(table, name) -> np.ndarray:

@@ -856,6 +856,11 @@ def elect(
         "--observers", parser=opts.parse_int, metavar="N", help="Observers (brokers "
         "replicating the log without voting), 0..4 (default: 0).")] = None,
     mutation: opts.Mutation = None,
+    walk_stats: Annotated[Optional[str], typer.Option(
+        "--walk-stats", metavar="rows|histogram", help="rows: one Parquet row per walk "
+        "(walks/); histogram: how many walks had each value of each statistic, times to the "
+        "millisecond (walks_histogram/), for runs too big for a row per walk (default: "
+        "rows).")] = None,
     config: Annotated[Optional[Path], typer.Option(
         "--config", help="TOML file with option values (keys as the option names, a "
         "[timing] table for timing parameters); options given on the command line win. An "
@@ -874,7 +879,8 @@ def elect(
     cfg = make_elect_config(
         config, voters=tuple(voters or ()), pre_vote=pre_vote_values(pre_vote or []),
         scenario=scenario, profile=profile, timing=parse_timing(timing or []), walks=walks,
-        seed=seed, workers=workers, observers=observers, mutation=mutation)
+        seed=seed, workers=workers, observers=observers, mutation=mutation,
+        walk_stats=walk_stats)
     folder = make_new_folder(out or Path(RUNS_DIR) / f"elect-{new_run_id()}", "folder")
     from kraftwalk.elect import render_markdown, run as run_elect
 
@@ -901,9 +907,10 @@ def elect(
             raise typer.Exit(128 + stop.signum) from None
     Console().print(render_markdown(result["summary"], cfg), soft_wrap=True)
     rate = result["events_per_second"]
+    saved = "walks" if cfg.walk_stats == "rows" else "walks_histogram"
     Console().print(f"{result['events']:,} events in {result['seconds']:.1f} s"
                     + (f" ({rate:,} events/s on {n_workers} workers)" if rate else "")
-                    + f"; written to {folder}: walks/, summary.md, summary.parquet, "
+                    + f"; written to {folder}: {saved}/, summary.md, summary.parquet, "
                     "violations.parquet, elect-cdf.png, config.toml, run.json")
 
 

@@ -3,13 +3,16 @@
 Each cell (voters, pre-vote) runs walks 0 .. walks-1 of the timed chooser
 (:mod:`kraftwalk.kernels.timed`) in chunks on joblib workers; chunks come back in
 walk order, so the files hold the same walks for any worker count. A cell's walks
-are saved as Parquet parts of at most PART_WALKS walks as they finish, so whatever
-stops the run keeps what was done. Times in the files are integer microseconds
-(columns ending in ``_us``; null where the walk never measured it).
+are saved as Parquet parts of at most PART_WALKS walks as they finish (one row per
+walk, or with ``--walk-stats histogram`` the counts of each value of each statistic),
+so whatever stops the run keeps what was done. Times in the rows are integer
+microseconds (columns ending in ``_us``; null where the walk never measured it); the
+summary comes from the histograms (times to the millisecond).
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -18,11 +21,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kraftwalk.elect_config import ElectConfig
+from kraftwalk.elect_stats import Histogram, summarize_cell
 from kraftwalk.mutations import mutation_bit
 
 PART_WALKS = 50_000
 WALKS_DIR = "walks"
-QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99_9", 0.999))
+HISTOGRAM_DIR = "walks_histogram"
 # Kernel bounds of a timed walk: enough log and message room for any scenario's length.
 LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS = 256, 32, 1000, 8
 
@@ -122,88 +126,76 @@ def violations_table(walks: pa.Table) -> pa.Table:
     return t.select(keep).rename_columns([*keep[:-2], "property", "time_us"])
 
 
+@dataclass
+class CellResult:
+    """One cell's walks: every row (--walk-stats rows, else None), the histogram the
+    summary comes from, the violating walks' rows, and what it cost."""
+    voters: int
+    pre_vote: bool
+    table: pa.Table | None
+    hist: Histogram
+    violations: pa.Table
+    info: dict
+
+
 def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: Path | None,
-             advance: Callable[[int], None] = lambda n: None) -> tuple[pa.Table, dict]:
-    """Every walk of one cell; parts saved under out/walks as they finish.
-    Returns (table, timings)."""
+             advance: Callable[[int], None] = lambda n: None) -> CellResult:
+    """Every walk of one cell; parts saved under out/walks (or out/walks_histogram)
+    as they finish."""
     from kraftwalk.output import write_table_atomic
 
+    rows = cfg.walk_stats == "rows"
     params = timed_params(voters, cfg.observers, cfg.depth)
     jit = warm_up(params, cfg.tp(), timed_features(pre_vote, cfg.mutation))
     start = time.perf_counter()
+    hist = Histogram()
     tables: list[pa.Table] = []
+    bad: list[pa.Table] = []
     pending: list[pa.Table] = []
+    part = Histogram()
     pending_first = 0
+    events = steps = 0
 
     def save(end: int) -> None:
-        nonlocal pending, pending_first
-        if out is not None and pending:
-            name = f"v{voters}-pre-vote-{'on' if pre_vote else 'off'}-{pending_first:09d}.parquet"
-            write_table_atomic(out / WALKS_DIR / name, pa.concat_tables(pending))
-        pending, pending_first = [], end
+        nonlocal pending, pending_first, part
+        if out is not None:
+            stem = f"v{voters}-pre-vote-{'on' if pre_vote else 'off'}-{pending_first:09d}.parquet"
+            if rows:
+                write_table_atomic(out / WALKS_DIR / stem, pa.concat_tables(pending))
+            else:
+                write_table_atomic(out / HISTOGRAM_DIR / stem, part.table(voters, pre_vote))
+        pending, pending_first, part = [], end, Histogram()
 
     chunks = cell_chunks(cfg, voters, pre_vote, workers)
     try:
         for first, stats, viol, timed in chunks:
             t = walks_table(cfg, voters, pre_vote, first, stats, viol, timed)
-            tables.append(t)
-            pending.append(t)
+            hist.add(timed)
+            events += int(pc.sum(t.column("events")).as_py() or 0)
+            steps += int(pc.sum(t.column("steps")).as_py() or 0)
+            bad.append(violations_table(t))
+            if rows:
+                tables.append(t)
+                pending.append(t)
+            else:
+                part.add(timed)
             end = first + len(stats)
             if end - pending_first >= PART_WALKS or end == cfg.walks:
                 save(end)
             advance(len(stats))
     finally:
         chunks.close()
-    table = pa.concat_tables(tables)
     seconds = time.perf_counter() - start
-    events = int(pc.sum(table.column("events")).as_py() or 0)
-    return table, {"voters": voters, "pre_vote": pre_vote, "jit_seconds": round(jit, 3),
-                   "seconds": round(seconds, 3), "walks": table.num_rows, "events": events,
-                   "steps": int(pc.sum(table.column("steps")).as_py() or 0)}
+    return CellResult(voters, pre_vote, pa.concat_tables(tables) if rows else None, hist,
+                      pa.concat_tables(bad),
+                      {"voters": voters, "pre_vote": pre_vote, "jit_seconds": round(jit, 3),
+                       "seconds": round(seconds, 3), "walks": hist.walks, "events": events,
+                       "steps": steps})
 
 
-def _quantiles(x: np.ndarray) -> dict:
-    if len(x) == 0:
-        return {**{k: None for k, _ in QUANTILES}, "max": None}
-    q = np.quantile(x, [p for _, p in QUANTILES])
-    return {**{k: float(v) for (k, _), v in zip(QUANTILES, q)}, "max": float(x.max())}
-
-
-def _column(t: pa.Table, name: str) -> np.ndarray:
-    """Measured values of a column (nulls dropped), in milliseconds for times."""
-    c = t.column(name).drop_null().to_numpy().astype(np.float64)
-    return c / 1000.0 if name.endswith("_us") else c
-
-
-def summarize(table: pa.Table) -> list[dict]:
-    """One row per (voters, pre_vote): election time quantiles (ms), split votes,
-    downtime, disruptions, commit latency, violations."""
-    rows = []
-    keys = sorted({(v, p) for v, p in zip(table.column("voters").to_pylist(),
-                                          table.column("pre_vote").to_pylist())})
-    for v, p in keys:
-        t = table.filter(pc.and_(pc.equal(table.column("voters"), v),
-                                         pc.equal(table.column("pre_vote"), p)))
-        elect = _column(t, "elect_us")
-        epochs = _column(t, "election_epochs")
-        down = _column(t, "unavailable_us")
-        commits = _column(t, "commits_timed").sum()
-        n = t.num_rows
-        rows.append({
-            "voters": v, "pre_vote": p, "walks": n, "elected": len(elect),
-            **{f"elect_{k}_ms": x for k, x in _quantiles(elect).items()},
-            "elect_mean_ms": float(elect.mean()) if len(elect) else None,
-            "split_vote_pct": 100.0 * float((epochs > 1).mean()) if len(epochs) else None,
-            "failed_pre_votes_per_walk": float(_column(t, "failed_pre_votes").mean()),
-            "downtime_p50_ms": _quantiles(down)["p50"],
-            "downtime_p99_ms": _quantiles(down)["p99"],
-            "disruptions": int(_column(t, "disruptive_elections").sum()),
-            "commit_latency_mean_ms": (float(_column(t, "commit_latency_sum_us").sum() / commits)
-                                       if commits else None),
-            "stale_leader_p50_ms": _quantiles(_column(t, "stale_leader_us"))["p50"],
-            "violations": n - t.column("violation").null_count,
-        })
-    return rows
+def summarize(cells: list[CellResult]) -> list[dict]:
+    """One summary row per cell (elect_stats.summarize_cell)."""
+    return [summarize_cell(c.voters, c.pre_vote, c.hist, c.violations.num_rows) for c in cells]
 
 
 SUMMARY_COLUMNS = (
@@ -240,24 +232,26 @@ def summary_table(summary: list[dict]) -> pa.Table:
     return pa.Table.from_pylist(summary)
 
 
-def write_outputs(cfg: ElectConfig, out: Path, tables: list[pa.Table], cells: list[dict],
-                  status: str, started: str) -> dict:
+def write_outputs(cfg: ElectConfig, out: Path, cells: list[CellResult], status: str,
+                  started: str) -> dict:
     """Summary, violations, plot and run.json of the finished cells."""
     from kraftwalk.output import write_json_atomic, write_table_atomic, write_text_atomic
     from kraftwalk.plots import plot_election_cdf
     from kraftwalk.runner import versions
 
-    table = pa.concat_tables(tables) if tables else None
-    summary = summarize(table) if table is not None else []
-    if table is not None:
-        write_table_atomic(out / "violations.parquet", violations_table(table))
+    summary = summarize(cells)
+    if cells:
+        write_table_atomic(out / "violations.parquet",
+                           pa.concat_tables([c.violations for c in cells]))
         write_table_atomic(out / "summary.parquet", summary_table(summary))
         write_text_atomic(out / "summary.md", render_markdown(summary, cfg))
-        plot_election_cdf(table, out / "elect-cdf.png",
+        plot_election_cdf([(c.voters, c.pre_vote, *c.hist.values("elect_us"), c.hist.walks)
+                           for c in cells], out / "elect-cdf.png",
                           f"{cfg.scenario}, profile {cfg.profile}: time to elect")
-    seconds = sum(c["seconds"] for c in cells)
-    events = sum(c["events"] for c in cells)
-    run = {"status": status, "started": started, "config": cfg.to_toml(), "cells": cells,
+    infos = [c.info for c in cells]
+    seconds = sum(c["seconds"] for c in infos)
+    events = sum(c["events"] for c in infos)
+    run = {"status": status, "started": started, "config": cfg.to_toml(), "cells": infos,
            "seconds": round(seconds, 3), "events": events,
            "events_per_second": round(events / seconds) if seconds else None,
            "summary": summary, "versions": versions()}
@@ -276,16 +270,13 @@ def run(cfg: ElectConfig, out: Path, workers: int,
 
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     write_text_atomic(out / "config.toml", cfg.to_toml())
-    (out / WALKS_DIR).mkdir(exist_ok=True)
-    tables: list[pa.Table] = []
-    cells: list[dict] = []
+    (out / (WALKS_DIR if cfg.walk_stats == "rows" else HISTOGRAM_DIR)).mkdir(exist_ok=True)
+    cells: list[CellResult] = []
     try:
         for v, p in cfg.cells():
-            table, cell = run_cell(cfg, v, p, workers, out, advance)
-            tables.append(table)
-            cells.append(cell)
-            on_cell(cell)
+            cells.append(run_cell(cfg, v, p, workers, out, advance))
+            on_cell(cells[-1].info)
     except RunStopped as stop:  # keep the finished cells' summary; their walks are saved
-        write_outputs(cfg, out, tables, cells, f"stopped by {stop}", started)
+        write_outputs(cfg, out, cells, f"stopped by {stop}", started)
         raise
-    return write_outputs(cfg, out, tables, cells, "complete", started)
+    return write_outputs(cfg, out, cells, "complete", started)

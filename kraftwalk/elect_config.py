@@ -48,7 +48,8 @@ NAMED_VALUES = {"latency": LATENCY_NAMES, "scenario": SCENARIO_NAMES}
 FLAGS = ("randomized_fetch_timeout", "sync_timers", "backoff_on_rejection")
 MAX_VOTERS, MAX_OBSERVERS = 9, 4
 KEYS = ("voters", "observers", "pre_vote", "scenario", "profile", "walks", "seed", "workers",
-        "mutation", "chunk_walks", "depth", "timing")
+        "mutation", "chunk_walks", "depth", "walk_stats", "timing")
+WALK_STATS = ("rows", "histogram")
 
 
 def _fail(message: str) -> UsageError:
@@ -108,6 +109,7 @@ class ElectConfig:
     mutation: str = "none"
     chunk_walks: int = 250
     depth: int = 1_000_000              # most actions a walk may take
+    walk_stats: str = "rows"            # rows: one per walk; histogram: counts per value
     timing: dict = field(default_factory=dict)  # overrides on top of the profile
 
     def __post_init__(self) -> None:
@@ -142,6 +144,8 @@ class ElectConfig:
             raise _fail(f"--scenario {self.scenario!r} is not one of: {', '.join(SCENARIO_NAMES)}")
         if self.profile not in PROFILES:
             raise _fail(f"--profile {self.profile!r} is not one of: {', '.join(PROFILES)}")
+        if self.walk_stats not in WALK_STATS:
+            raise _fail(f"--walk-stats {self.walk_stats!r} is not one of: {', '.join(WALK_STATS)}")
         if self.mutation not in MUTATION_NAMES:
             raise _fail(f"--mutation {self.mutation!r} is not one of: {', '.join(MUTATION_NAMES)}")
         if not isinstance(self.timing, dict):

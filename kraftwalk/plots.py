@@ -147,26 +147,17 @@ def plot_per_cell(rows: list[dict], grid: dict[str, list], x: str | None,
     return _save(fig, Path(path))
 
 
-def plot_election_cdf(table, path: str | Path, title: str) -> Path:
+def plot_election_cdf(cells, path: str | Path, title: str) -> Path:
     """CDF of the time to elect, one line per cluster size (solid: pre-vote off,
-    dashed: on), from an elect run's per-walk table."""
+    dashed: on); ``cells``: (voters, pre_vote, values in ms, walks per value, walks)."""
     fig, ax = plt.subplots(figsize=(8, 5))
-    voters = table.column("voters").to_numpy()
-    pre = table.column("pre_vote").to_numpy(zero_copy_only=False)
-    elect = table.column("elect_us").to_numpy(zero_copy_only=False)
     colors = plt.get_cmap("viridis")
-    sizes = sorted(set(voters.tolist()))
-    for k, v in enumerate(sizes):
-        for p in (False, True):
-            sel = (voters == v) & (pre == p)
-            x = elect[sel]
-            x = np.sort(x[~np.isnan(x.astype(float))].astype(float)) / 1000.0
-            if not sel.any():
-                continue
-            y = np.arange(1, len(x) + 1) / sel.sum()  # unmeasured walks keep the curve below 1
-            ax.step(x, y, where="post", color=colors(k / max(len(sizes) - 1, 1)),
-                    linestyle="--" if p else "-",
-                    label=f"{v} voters, pre-vote {'on' if p else 'off'}")
+    sizes = sorted({c[0] for c in cells})
+    for v, p, vals, cnt, walks in sorted(cells, key=lambda c: (c[0], c[1])):
+        k = sizes.index(v)
+        y = np.cumsum(cnt) / max(walks, 1)  # unmeasured walks keep the curve below 1
+        ax.step(vals, y, where="post", color=colors(k / max(len(sizes) - 1, 1)),
+                linestyle="--" if p else "-", label=f"{v} voters, pre-vote {'on' if p else 'off'}")
     ax.set_xscale("log")
     plain = matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}")
     ax.xaxis.set_major_formatter(plain)

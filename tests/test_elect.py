@@ -62,11 +62,28 @@ def test_elect_config_toml_repeats_the_run(elect_dir):
 
 def test_same_walks_for_any_worker_count_and_chunking():
     cfg = ElectConfig(voters=(3,), pre_vote=(True,), walks=30, seed=11, chunk_walks=30)
-    one, _ = run_cell(cfg, 3, True, 1, None)
-    two, _ = run_cell(dataclasses.replace(cfg, chunk_walks=7), 3, True, 2, None)
-    assert one.equals(two)
-    s = summarize(one)[0]
+    one = run_cell(cfg, 3, True, 1, None)
+    two = run_cell(dataclasses.replace(cfg, chunk_walks=7), 3, True, 2, None)
+    assert one.table.equals(two.table)
+    s = summarize([one])[0]
     assert s["walks"] == 30 and s["elect_p50_ms"] <= s["elect_p99_ms"] <= s["elect_max_ms"]
+    # the summary's millisecond histogram agrees with the rows it counts
+    elect_ms = np.sort(one.table.column("elect_us").to_numpy() // 1000)
+    assert s["elect_max_ms"] == elect_ms[-1] and s["elect_p50_ms"] == elect_ms[14]
+
+
+def test_histogram_walk_stats_give_the_same_summary(tmp_path):
+    out = tmp_path / "hist"
+    r = invoke([*ARGS, "--walk-stats", "histogram", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert not (out / "walks").exists()
+    con = duckdb.connect()
+    walks, = con.execute(f"select sum(count) from read_parquet('{out}/walks_histogram/*.parquet')"
+                         " where stat = 'elect_us'").fetchone()
+    assert walks == 24
+    rows = make_elect_config(None, voters=(3,), pre_vote=(True,), walks=24, workers=1, seed=7)
+    expected = summarize([run_cell(rows, 3, True, 1, None)])
+    assert pq.read_table(out / "summary.parquet").to_pylist() == expected
 
 
 def test_a_walk_of_an_elect_folder_replays_with_times(elect_dir):
@@ -89,6 +106,7 @@ def test_a_walk_of_an_elect_folder_replays_with_times(elect_dir):
     (["--timing", "fetch_timeout_ms"], "must be NAME=VALUE"),
     (["--walks", "0"], "--walks 0"),
     (["--mutation", "typo"], "--mutation 'typo'"),
+    (["--walk-stats", "csv"], "--walk-stats 'csv'"),
 ])
 def test_bad_values_are_one_line_exit_2_and_write_nothing(tmp_path, args, fragment):
     out = tmp_path / "never"
@@ -138,7 +156,7 @@ def test_a_killed_elect_keeps_its_finished_cells(tmp_path, sig):
     assert saved == (3000, 3000)
     first = pq.read_table(next((out / "walks").glob("v3-*.parquet")))
     cfg = ElectConfig(voters=(3,), pre_vote=(True,), walks=3000, seed=5, workers=1)
-    assert first.equals(run_cell(cfg, 3, True, 1, None)[0])
+    assert first.equals(run_cell(cfg, 3, True, 1, None).table)
     if sig == signal.SIGTERM:
         assert "stopped by" in json.loads((out / "run.json").read_text())["status"]
         assert (out / "summary.md").is_file()
