@@ -837,8 +837,8 @@ def elect(
     scenario: Annotated[Optional[str], typer.Option(
         "--scenario", metavar="NAME", help="What each walk does: cold-start (all nodes start "
         "at once), leader-crash (steady state, then the leader crashes), leader-isolated "
-        "(the leader is cut off from every node), rolling-restart, random-faults (crashes "
-        "and partitions, then everything heals) (default: leader-crash).")] = None,
+        "(the leader is cut off from every node), rolling-restart, random-faults (crashes, "
+        "partitions and message-loss bursts, then everything heals) (default: leader-crash).")] = None,
     profile: Annotated[Optional[str], typer.Option(
         "--profile", metavar="NAME", help="Timing profile: kafka (Kafka's defaults), ongaro "
         "(Raft as in Ongaro's dissertation ch. 9: randomized timers 150-300 ms, no backoff), "
@@ -863,7 +863,7 @@ def elect(
         "rows).")] = None,
     config: Annotated[Optional[Path], typer.Option(
         "--config", help="TOML file with option values (keys as the option names, a "
-        "[timing] table for timing parameters); options given on the command line win. An "
+        "\\[timing] table for timing parameters); options given on the command line win. An "
         "elect folder's config.toml repeats that run.", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option(
         "--out", help=f"New folder for the results (default: {RUNS_DIR}/elect-<time>).",
