@@ -92,24 +92,21 @@ def walks_table(cfg: ElectConfig, voters: int, pre_vote: bool, first: int,
     """One row per walk: the cell, the walk, what stopped it, and every timed statistic."""
     from kraftwalk.kernels.clock import TS_NAMES
     from kraftwalk.kernels.layout import BOUND_NAMES, S_BOUND_HIT, S_STEPS, STATS_BASE
+    from kraftwalk.tables import constant, named
 
     n = len(stats)
-    names = property_names()
-    code = viol[:, 0]
     cols = {
         "voters": pa.array(np.full(n, voters, np.int8)),
         "observers": pa.array(np.full(n, cfg.observers, np.int8)),
         "pre_vote": pa.array(np.full(n, pre_vote, bool)),
-        "scenario": pa.array([cfg.scenario] * n, pa.string()).dictionary_encode(),
-        "profile": pa.array([cfg.profile] * n, pa.string()).dictionary_encode(),
-        "mutation": pa.array([cfg.mutation] * n, pa.string()).dictionary_encode(),
+        "scenario": constant(cfg.scenario, n),
+        "profile": constant(cfg.profile, n),
+        "mutation": constant(cfg.mutation, n),
         "seed": pa.array(np.full(n, cfg.seed, np.uint64)),
         "walk": pa.array(np.arange(first, first + n, dtype=np.int64)),
         "steps": pa.array(stats[:, S_STEPS - STATS_BASE].astype(np.int64)),
-        "bound_hit": pa.array([BOUND_NAMES[b + 1] for b in stats[:, S_BOUND_HIT - STATS_BASE]],
-                              pa.string()).dictionary_encode(),
-        "violation": pa.DictionaryArray.from_arrays(
-            pa.array(code.astype(np.int32) - 1, mask=code == 0), pa.array(names, pa.string())),
+        "bound_hit": named(stats[:, S_BOUND_HIT - STATS_BASE] + 1, BOUND_NAMES),
+        "violation": named(viol[:, 0], property_names()),
     }
     for k, name in enumerate(TS_NAMES):
         x = timed[:, k]

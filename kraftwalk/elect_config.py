@@ -233,7 +233,10 @@ def load_elect_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise _fail(f"pre-vote {pv!r} in config file {shown!r} must be on, off, both or a "
                         "list of them")
     timing = out.get("timing", {})
-    if isinstance(timing, dict) and "scenario" in timing:
+    if not isinstance(timing, dict):
+        raise _fail(f"timing = {timing!r} in config file {shown!r} must be a [timing] table of "
+                    "NAME = VALUE")
+    if "scenario" in timing:
         raise _fail(f"scenario is set at the top of config file {shown!r}, not under [timing]")
     return out
 

@@ -27,13 +27,13 @@ def names():
     return INVARIANT_NAMES, STAT_NAMES, BOUND_NAMES, FAMILY_NAMES
 
 
-def _named(codes: np.ndarray, names) -> pa.DictionaryArray:
+def named(codes: np.ndarray, names) -> pa.DictionaryArray:
     """Codes 1..len(names) as a dictionary column of their names; 0 is null."""
     idx = pa.array(codes.astype(np.int32) - 1, mask=codes == 0)
     return pa.DictionaryArray.from_arrays(idx, pa.array(names, pa.string()))
 
 
-def _constant(value: str, n: int) -> pa.DictionaryArray:
+def constant(value: str, n: int) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
                                           pa.array([value], pa.string()))
 
@@ -43,10 +43,10 @@ def walks_table(first: int, stats: np.ndarray, viol: np.ndarray) -> pa.Table:
     cols = {"walk": pa.array(np.arange(first, first + len(stats), dtype=np.int64))}
     for k, name in enumerate(stat_names):
         if name == "bound_hit":  # a name for every walk, "none" included
-            cols[name] = _named(stats[:, k] + 1, bound_names)
+            cols[name] = named(stats[:, k] + 1, bound_names)
         else:
             cols[name] = pa.array(stats[:, k].astype(np.int32))
-    cols["violation"] = _named(viol[:, 0], inv_names)
+    cols["violation"] = named(viol[:, 0], inv_names)
     return pa.table(cols)
 
 
@@ -57,11 +57,11 @@ def violations_table(cfg: RunConfig, run_id: str, first: int, viol: np.ndarray,
     n = len(rows)
     v = viol[rows]
     cols = {
-        "run_id": _constant(run_id, n),
+        "run_id": constant(run_id, n),
         "walk": pa.array((first + rows).astype(np.int64)),
         "seed": pa.array(np.full(n, cfg.seed, dtype=np.uint64)),
         "step": pa.array(v[:, 1].astype(np.int64)),
-        "invariant": _named(v[:, 0], inv_names),
+        "invariant": named(v[:, 0], inv_names),
     }
     for k, name in enumerate(VIOL_COLUMNS[2:], start=2):
         cols[name] = pa.array(v[:, k].astype(np.int32))
@@ -70,8 +70,8 @@ def violations_table(cfg: RunConfig, run_id: str, first: int, viol: np.ndarray,
     for key in CONFIG_COLUMNS:
         cols[key] = pa.array(np.full(n, getattr(cfg, key), dtype=np.int32))
     cols["pre_vote"] = pa.array(np.full(n, cfg.pre_vote, dtype=bool))
-    cols["mutation"] = _constant(cfg.mutation, n)
-    cols["weights"] = _constant(cfg.weights, n)
+    cols["mutation"] = constant(cfg.mutation, n)
+    cols["weights"] = constant(cfg.weights, n)
     cols["disabled_checks"] = pa.array([list(cfg.disabled_checks)] * n, pa.list_(pa.string()))
     return pa.table(cols)
 

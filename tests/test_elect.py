@@ -48,6 +48,8 @@ def test_elect_writes_walks_summary_plot_and_config(elect_dir):
         f"select count(*), count(elect_us), median(elect_us) from "
         f"read_parquet('{out}/walks/*.parquet') where voters = 3 and pre_vote").fetchone()
     assert n == 24 and measured == 24
+    bounds = con.execute(f"select distinct bound_hit from read_parquet('{out}/walks/*.parquet')")
+    assert bounds.fetchall() == [("none",)]  # a leader crash reaches none of the kernel's bounds
     assert 2_000_000 <= median < 10_000_000  # Kafka's 2 s fetch timeout comes first
     assert pq.read_table(out / "violations.parquet").num_rows == 0
 
@@ -123,6 +125,9 @@ def test_bad_config_file_and_used_folder(tmp_path):
     bad.write_text("voters = [3, 5\n")
     r = invoke(["elect", "--config", str(bad), "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "invalid TOML" in r.stderr
+    bad.write_text("timing = 5\n")
+    r = invoke(["elect", "--config", str(bad), "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "must be a [timing] table" in r.stderr
     bad.write_text("colour = 'red'\n")
     r = invoke(["elect", "--config", str(bad), "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "unknown key 'colour'" in r.stderr
