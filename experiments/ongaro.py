@@ -17,7 +17,6 @@ KRaft's own figures at Kafka's defaults are `kraftwalk elect`'s (README).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import time

@@ -116,15 +116,12 @@ def measure_timed(base: RunConfig, seconds: float = 20.0, scenario: str = "leade
     """The timed mode on one core, in this process: checked events and actions per
     second, walks/s, bytes of state per walk and JIT time, for ``scenario`` at Kafka's
     default timing. Every safety invariant and liveness property is checked."""
-    from kraftwalk.elect import run_chunk, timed_features, timed_params, warm_up
-    from kraftwalk.elect_config import ElectConfig
+    from kraftwalk.elect import kafka_timed, run_chunk, warm_up
     from kraftwalk.kernels.clock import TS_NAMES, alloc_clock
     from kraftwalk.kernels.layout import S_STEPS, STATS_BASE, alloc_walk, state_bytes
     from kraftwalk.kernels.transition import N_FAMILIES
 
-    params = timed_params(base.voters, base.observers, 1_000_000)
-    tp = ElectConfig(voters=(base.voters,), scenario=scenario).tp()
-    features = timed_features(base.pre_vote, base.mutation)
+    params, tp, features = kafka_timed(base, scenario)
     log(f"timed mode ({scenario}): compiling or loading the timed kernels ...")
     jit = warm_up(params, tp, features)
     clock = alloc_clock(base.voters + base.observers, tp)
@@ -181,14 +178,16 @@ def reference_speed(cfg: RunConfig, walks: int = 40) -> float:
     return steps / (time.perf_counter() - t)
 
 
-def write_report(res: dict, folder: Path) -> tuple[Path, Path]:
+def write_report(res: dict, folder: Path, name: str = "bench",
+                 render=None) -> tuple[Path, Path]:
+    """NAME.json and NAME.md (rendered by ``render``, default render_markdown)."""
     folder.mkdir(parents=True, exist_ok=True)
     from kraftwalk.output import write_json_atomic, write_text_atomic
 
-    j = folder / "bench.json"
+    j = folder / f"{name}.json"
     write_json_atomic(j, res)
-    md = folder / "bench.md"
-    write_text_atomic(md, render_markdown(res))
+    md = folder / f"{name}.md"
+    write_text_atomic(md, (render or render_markdown)(res))
     return j, md
 
 

@@ -884,7 +884,7 @@ def elect(
     folder = make_new_folder(out or Path(RUNS_DIR) / f"elect-{new_run_id()}", "folder")
     from kraftwalk.elect import render_markdown, run as run_elect
 
-    n_workers = cfg.workers or (__import__("os").cpu_count() or 1)
+    n_workers = cfg.effective_workers
     total = cfg.walks * len(cfg.cells())
     err = Console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"),
@@ -962,15 +962,11 @@ def bench(
     err = Console(stderr=True)
     if timed_only:
         from kraftwalk.bench import measure_timed, render_timed_markdown
-        from kraftwalk.output import write_json_atomic, write_text_atomic
 
         res = measure_timed(cfg, seconds, log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
-        folder = report or Path("results")
-        folder.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(folder / "bench-timed.json", res)
-        write_text_atomic(folder / "bench-timed.md", render_timed_markdown(res))
+        j, md = write_report(res, report or Path("results"), "bench-timed", render_timed_markdown)
         Console().print(render_timed_markdown(res))
-        Console().print(f"written: {folder / 'bench-timed.json'}, {folder / 'bench-timed.md'}")
+        Console().print(f"written: {j}, {md}")
         return
     res = measure(cfg, seconds=seconds, cold=cold,
                   memory_walks=tuple(memory_walks or (100_000, 1_000_000)),

@@ -79,6 +79,11 @@ def option_name(field_name: str) -> str:
     return "--" + field_name.replace("_", "-")
 
 
+def effective_workers(workers: int) -> int:
+    """Workers to use: ``workers``, or one per CPU core when it is 0."""
+    return workers or (os.cpu_count() or 1)
+
+
 def new_run_id() -> str:
     """UTC timestamp plus 6 random hex chars: sortable and collision-safe."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -235,8 +240,7 @@ class RunConfig:
 
     @property
     def effective_workers(self) -> int:
-        """Workers to use: ``workers``, or one per CPU core when it is 0."""
-        return self.workers or (os.cpu_count() or 1)
+        return effective_workers(self.workers)
 
     @property
     def run_id(self) -> str | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -70,21 +70,33 @@ def warm_up(params, tp, features) -> float:
     return time.perf_counter() - t
 
 
-def cell_chunks(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int,
-                first: int = 0) -> Iterator[tuple]:
-    """(first, stats, viol, timed) per chunk of one cell, in walk order."""
+def timed_chunks(seed: int, params, tp, features, workers: int,
+                 ranges: Iterable[tuple[int, int]]) -> Iterator[tuple]:
+    """(first, stats, viol, timed) for each (first, count) range, in walk order, on
+    ``workers`` joblib processes; closing the generator stops them."""
     from joblib import Parallel, delayed
 
-    params = timed_params(voters, cfg.observers, cfg.depth)
-    tp, features = cfg.tp(), timed_features(pre_vote, cfg.mutation)
-    ranges = [(f, min(cfg.chunk_walks, cfg.walks - f))
-              for f in range(first, cfg.walks, cfg.chunk_walks)]
     if workers == 1:
         for f, n in ranges:
-            yield run_chunk(cfg.seed, f, n, params, tp, features)
+            yield run_chunk(seed, f, n, params, tp, features)
         return
     yield from Parallel(n_jobs=workers, return_as="generator", pre_dispatch="2*n_jobs")(
-        delayed(run_chunk)(cfg.seed, f, n, params, tp, features) for f, n in ranges)
+        delayed(run_chunk)(seed, f, n, params, tp, features) for f, n in ranges)
+
+
+def cell_chunks(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int) -> Iterator[tuple]:
+    """(first, stats, viol, timed) per chunk of one cell, in walk order."""
+    ranges = [(f, min(cfg.chunk_walks, cfg.walks - f)) for f in range(0, cfg.walks, cfg.chunk_walks)]
+    return timed_chunks(cfg.seed, timed_params(voters, cfg.observers, cfg.depth), cfg.tp(),
+                        timed_features(pre_vote, cfg.mutation), workers, ranges)
+
+
+def kafka_timed(cfg, scenario: str) -> tuple:
+    """(params, tp, features) of timed walks of ``scenario`` at Kafka's default timing
+    for a swarm config's cluster, pre-vote setting and mutation (hunt, bench)."""
+    ecfg = ElectConfig(voters=(cfg.voters,), observers=cfg.observers, scenario=scenario)
+    return (timed_params(cfg.voters, cfg.observers, ecfg.depth), ecfg.tp(),
+            timed_features(cfg.pre_vote, cfg.mutation))
 
 
 def walks_table(cfg: ElectConfig, voters: int, pre_vote: bool, first: int,
@@ -151,7 +163,7 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
     pending: list[pa.Table] = []
     part = Histogram()
     pending_first = 0
-    events = steps = 0
+    steps = 0
 
     def save(end: int) -> None:
         nonlocal pending, pending_first, part
@@ -168,7 +180,6 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
         for first, stats, viol, timed in chunks:
             t = walks_table(cfg, voters, pre_vote, first, stats, viol, timed)
             hist.add(timed)
-            events += int(pc.sum(t.column("events")).as_py() or 0)
             steps += int(pc.sum(t.column("steps")).as_py() or 0)
             bad.append(violations_table(t))
             if rows:
@@ -186,8 +197,8 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
     return CellResult(voters, pre_vote, pa.concat_tables(tables) if rows else None, hist,
                       pa.concat_tables(bad),
                       {"voters": voters, "pre_vote": pre_vote, "jit_seconds": round(jit, 3),
-                       "seconds": round(seconds, 3), "walks": hist.walks, "events": events,
-                       "steps": steps})
+                       "seconds": round(seconds, 3), "walks": hist.walks,
+                       "events": hist.totals["events"], "steps": steps})
 
 
 def summarize(cells: list[CellResult]) -> list[dict]:

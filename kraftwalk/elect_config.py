@@ -6,12 +6,12 @@ module only validates values and says which profile changes what.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from kraftwalk.config import effective_workers
 from kraftwalk.errors import UsageError
 from kraftwalk.kernels.timing import (
     LATENCY_NAMES, MAX_TIME_MS, SCENARIO_NAMES, TIMING, TIMING_BY_NAME, TP_LATENCY_KIND,
@@ -174,6 +174,10 @@ class ElectConfig:
                    for k, v in self.timing_ms().items()}
         return timing_array(numeric)
 
+    @property
+    def effective_workers(self) -> int:
+        return effective_workers(self.workers)
+
     def cells(self) -> list[tuple[int, bool]]:
         return [(v, p) for v in self.voters for p in self.pre_vote]
 
@@ -253,6 +257,3 @@ def make_elect_config(toml_path=None, **cli: Any) -> ElectConfig:
     except TypeError as err:  # a wrong type in the file, e.g. voters = "three"
         raise _fail(f"bad value in config file: {err}") from None
 
-
-def replace(cfg: ElectConfig, **changes: Any) -> ElectConfig:
-    return dataclasses.replace(cfg, **changes)

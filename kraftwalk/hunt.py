@@ -25,64 +25,62 @@ from kraftwalk.backends import chunk_ranges, run_walks_in_worker, stream_chunks,
 from kraftwalk.runner import features_for, params_for, warm_up
 
 HUNT_CHUNK = 256  # walks per task: small, so the time to a find is measured finely
+TIMED_HUNT_CHUNK = 32  # timed walks are hundreds of times longer
+
+
+def first_violation(row: dict, chunks, names, start: float) -> dict:
+    """Fill ``row`` from a stream of (first, stats, viol, ...) chunks in walk order: the
+    lowest violating walk, the walks and steps up to its violation, the seconds."""
+    from kraftwalk.kernels.layout import S_STEPS, STATS_BASE, V_STEP, VIOL_BASE
+
+    col_steps, col_step = S_STEPS - STATS_BASE, V_STEP - VIOL_BASE
+    walks = steps = 0
+    try:
+        for first, stats, viol, *_ in chunks:
+            bad = np.nonzero(viol[:, 0])[0]
+            if len(bad):
+                r = int(bad[0])
+                return {**row, "found": True, "invariant": names[viol[r, 0] - 1],
+                        "walk": first + r, "walks": walks + r + 1,
+                        "steps": steps + int(stats[:r, col_steps].sum()) + int(viol[r, col_step]),
+                        "seconds": time.monotonic() - start}
+            walks += len(stats)
+            steps += int(stats[:, col_steps].sum())
+    finally:
+        chunks.close()
+    return {**row, "walks": walks, "steps": steps, "seconds": time.monotonic() - start}
+
+
+def new_row(cfg: RunConfig, mode: str, budget: float) -> dict:
+    return {"mutation": cfg.mutation, "weights": mode, "seed": cfg.seed, "found": False,
+            "invariant": None, "walk": None, "walks": 0, "steps": 0, "seconds": budget}
 
 
 def hunt_timed(cfg: RunConfig, scenario: str, budget: float) -> dict:
     """Hunt a liveness mutation with timed walks of ``scenario`` at Kafka's default
     timing (liveness needs time: the swarm cannot see it)."""
-    from joblib import Parallel, delayed
+    from kraftwalk.elect import kafka_timed, property_names, timed_chunks, warm_up
 
-    from kraftwalk.elect import property_names, run_chunk, timed_features, timed_params, warm_up
-    from kraftwalk.elect_config import ElectConfig
-    from kraftwalk.kernels.layout import S_STEPS, STATS_BASE, V_STEP, VIOL_BASE
-
-    col_steps, col_step = S_STEPS - STATS_BASE, V_STEP - VIOL_BASE
-    params = timed_params(cfg.voters, cfg.observers, 1_000_000)
-    tp = ElectConfig(voters=(cfg.voters,), scenario=scenario).tp()
-    features = timed_features(cfg.pre_vote, cfg.mutation)
+    params, tp, features = kafka_timed(cfg, scenario)
     warm_up(params, tp, features)
-    workers = cfg.effective_workers
-    row = {"mutation": cfg.mutation, "weights": f"timed {scenario}", "seed": cfg.seed,
-           "found": False, "invariant": None, "walk": None, "walks": 0, "steps": 0,
-           "seconds": budget}
+    # timed walks are long: small chunks measure the time to a find finely
+    cfg = dataclasses.replace(cfg, walks=None, chunk_walks=TIMED_HUNT_CHUNK)
     start = time.monotonic()
-    walks = steps = 0
-    chunk = 32  # timed walks are long: small chunks measure the time to a find finely
-    with Parallel(n_jobs=workers) as parallel:
-        while time.monotonic() < start + budget:
-            firsts = range(walks, walks + workers * chunk, chunk)
-            results = parallel(delayed(run_chunk)(cfg.seed, f, chunk, params, tp, features)
-                               for f in firsts) if workers > 1 else \
-                [run_chunk(cfg.seed, f, chunk, params, tp, features) for f in firsts]
-            for first, stats, viol, _ in results:
-                bad = np.nonzero(viol[:, 0])[0]
-                if len(bad):
-                    r = int(bad[0])
-                    row.update(found=True, invariant=property_names()[viol[r, 0] - 1],
-                               walk=first + r, walks=walks + r + 1,
-                               steps=steps + int(stats[:r, col_steps].sum())
-                               + int(viol[r, col_step]),
-                               seconds=time.monotonic() - start)
-                    return row
-                walks += len(stats)
-                steps += int(stats[:, col_steps].sum())
-    row.update(walks=walks, steps=steps, seconds=time.monotonic() - start)
-    return row
+    chunks = timed_chunks(cfg.seed, params, tp, features, cfg.effective_workers,
+                          chunk_ranges(cfg, start + budget))
+    return first_violation(new_row(cfg, f"timed {scenario}", budget), chunks,
+                           property_names(), start)
 
 
 def hunt_one(cfg: RunConfig, budget: float) -> dict:
     """Hunt with one config (its seed and mutation) for at most ``budget`` seconds.
     A liveness mutation is hunted with timed walks of the scenario that exposes it."""
-    from kraftwalk.mutations import MUTATIONS
-
-    m = MUTATIONS.get(cfg.mutation)
-    if m is not None and m.kind == "liveness":
-        return hunt_timed(cfg, m.scenario, budget)
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
-    from kraftwalk.kernels.layout import S_STEPS, STATS_BASE, V_STEP, VIOL_BASE
+    from kraftwalk.mutations import timed_scenario
 
-    col_steps, col_step = S_STEPS - STATS_BASE, V_STEP - VIOL_BASE
-
+    scenario = timed_scenario(cfg.mutation)
+    if scenario is not None:
+        return hunt_timed(cfg, scenario, budget)
     cfg = dataclasses.replace(cfg, walks=None, duration=budget,
                               chunk_walks=min(cfg.chunk_walks, HUNT_CHUNK))
     params = params_for(cfg)
@@ -96,27 +94,9 @@ def hunt_one(cfg: RunConfig, budget: float) -> dict:
         Parallel(n_jobs=workers)(delayed(run_walks_in_worker)(cfg.seed, 0, 1, params, weights,
                                                              features) for _ in range(workers))
     start = time.monotonic()
-    walks = steps = 0
-    row = {"mutation": cfg.mutation, "weights": cfg.weights, "seed": cfg.seed, "found": False,
-           "invariant": None, "walk": None, "walks": 0, "steps": 0, "seconds": budget}
     chunks = stream_chunks(cfg, params, features, workers, chunk_ranges(cfg, start + budget))
     warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")
-    try:
-        for first, stats, viol, *_ in chunks:
-            bad = np.nonzero(viol[:, 0])[0]
-            if len(bad):
-                r = int(bad[0])
-                row.update(found=True, invariant=INVARIANT_NAMES[viol[r, 0] - 1],
-                           walk=first + r, walks=walks + r + 1,
-                           steps=steps + int(stats[:r, col_steps].sum()) + int(viol[r, col_step]),
-                           seconds=time.monotonic() - start)
-                return row
-            walks += len(stats)
-            steps += int(stats[:, col_steps].sum())
-    finally:
-        chunks.close()
-    row.update(walks=walks, steps=steps, seconds=time.monotonic() - start)
-    return row
+    return first_violation(new_row(cfg, cfg.weights, budget), chunks, INVARIANT_NAMES, start)
 
 
 def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds: list[int],
@@ -124,12 +104,12 @@ def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds:
          rows: list[dict] | None = None) -> list[dict]:
     """Hunt every (mutation, weights mode, seed); each finished hunt is appended to
     ``rows`` as it ends, so a stopped hunt keeps them."""
-    rows = [] if rows is None else rows
-    from kraftwalk.mutations import MUTATIONS
+    from kraftwalk.mutations import timed_scenario
 
+    rows = [] if rows is None else rows
     for m in mutations:
-        timed = m in MUTATIONS and MUTATIONS[m].kind == "liveness"
-        for mode in (weights_modes[:1] if timed else weights_modes):  # no weights when timed
+        timed = timed_scenario(m) is not None  # no weights mode: one hunt per seed
+        for mode in (weights_modes[:1] if timed else weights_modes):
             for s in seeds:
                 cfg = dataclasses.replace(base, mutation=m, weights=mode, seed=s)
                 row = hunt_one(cfg, budget)

@@ -45,5 +45,11 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)
 
 
+def timed_scenario(name: str) -> str | None:
+    """The timed scenario that exposes a liveness mutation; None for the others."""
+    m = MUTATIONS.get(name)
+    return m.scenario if m is not None and m.kind == "liveness" else None
+
+
 def mutation_bit(name: str) -> int:
     return 0 if name == "none" else MUTATIONS[name].bit

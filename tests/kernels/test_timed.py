@@ -16,7 +16,7 @@ from kraftwalk.kernels.clock import (
     alloc_clock,
 )
 from kraftwalk.kernels.layout import (
-    CANDIDATE, FOLLOWER, INTENT, INTENT_ARG, LEADER, PROSPECTIVE, ROLE, S_STEPS, STATS_BASE, V_INVARIANT,
+    CANDIDATE, FOLLOWER, INTENT, INTENT_ARG, LEADER, PROSPECTIVE, ROLE, S_STEPS, V_INVARIANT,
 )
 from kraftwalk.kernels.liveness import (
     CUT_OFF_LEADER_RESIGNS, HEALED_CLUSTER_RECOVERS, PRE_VOTE_ISOLATED_NEVER_CANDIDATE,
