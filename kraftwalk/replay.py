@@ -77,16 +77,19 @@ def record(cfg: RunConfig, walk: int) -> Trace:
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
     from kraftwalk.kernels.trace import record_walk
     from kraftwalk.runner import features_for, params_for, walk_weights
-    from kraftwalk.tables import VIOL_COLUMNS
 
     actions, _, viol, _, _ = record_walk(cfg.seed, walk, params_for(cfg), *walk_weights(cfg),
                                          features_for(cfg))
-    v = dict(zip(VIOL_COLUMNS, (int(x) for x in viol)))
-    inv = v["invariant"]
-    info = None
-    if inv:
-        info = {**v, "invariant": INVARIANT_NAMES[inv - 1]}
-    return Trace(cfg, walk, actions, inv, info)
+    return Trace(cfg, walk, actions, int(viol[0]), violation_info(viol, INVARIANT_NAMES))
+
+
+def violation_info(viol, names) -> dict | None:
+    """The kernel's violation record as a dict with the property's name; None if none."""
+    from kraftwalk.tables import VIOL_COLUMNS
+
+    if not viol[0]:
+        return None
+    return {**dict(zip(VIOL_COLUMNS, (int(x) for x in viol))), "invariant": names[int(viol[0]) - 1]}
 
 
 class ReplayMismatch(RunError):

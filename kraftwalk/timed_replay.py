@@ -62,8 +62,7 @@ def record_timed(run_dir: str | Path, walk: int | None = None, voters: int | Non
     from kraftwalk.elect_config import make_elect_config
     from kraftwalk.kernels.layout import VIOL_BASE, V_WIDTH
     from kraftwalk.kernels.timed import record_timed_walk
-    from kraftwalk.replay import Trace
-    from kraftwalk.tables import VIOL_COLUMNS
+    from kraftwalk.replay import Trace, violation_info
 
     run = Path(run_dir)
     ecfg = make_elect_config(run / "config.toml")
@@ -71,10 +70,6 @@ def record_timed(run_dir: str | Path, walk: int | None = None, voters: int | Non
     actions, w, _ = record_timed_walk(ecfg.seed, walk, timed_params(v, ecfg.observers, ecfg.depth),
                                       ecfg.tp(), timed_features(p, ecfg.mutation))
     viol = w.scal[VIOL_BASE:VIOL_BASE + V_WIDTH]
-    info = None
-    if viol[0]:
-        info = {**dict(zip(VIOL_COLUMNS, (int(x) for x in viol))),
-                "invariant": property_names()[int(viol[0]) - 1]}
     return Trace(untimed_config(ecfg, v, p), walk, np.ascontiguousarray(actions[:, :3]),
-                 int(viol[0]), info, times=actions[:, 3].copy(),
+                 int(viol[0]), violation_info(viol, property_names()), times=actions[:, 3].copy(),
                  timed=f"{ecfg.scenario}, profile {ecfg.profile}")
