@@ -82,4 +82,5 @@ kraftwalk bench --timed-only --seconds 20 --out "$R"
 python experiments/tune_swarm.py --seeds 5 --budget-steps 60000000 --out "$R"
 python experiments/disruptions.py --walks 100000 --out "$R"
 python experiments/shrink_lengths.py --out "$R"
+python experiments/shrink_timed.py --out "$R"
 python experiments/update_readme.py

@@ -23,6 +23,9 @@ pair    int64 [2, N, N]
   LAST_DUE        [i, j] delivery time of the last message on link i -> j: links
                   deliver in order, as TCP does
 tp      float64 [TP_WIDTH]     timing parameters (kernels.timing)
+drop    uint8   [2, F]         shrinking only: drop[0, k] = 1 suppresses the walk's k-th
+                               scheduled fault, drop[1, k] its k-th lost message (empty
+                               in runs: every fault happens)
 
 Message delivery times live in the two last columns of ``Walk.msgs`` so that
 they move with their message. All times are integer microseconds.
@@ -32,7 +35,8 @@ from collections import namedtuple
 import numpy as np
 
 from .jit import kernel
-from .rng import rand_below, rand_unit
+from .layout import RNG
+from .rng import GAMMA, INV53, S11, mix64, rand_below, rand_unit
 from .timing import (
     LAT_EXPONENTIAL, LAT_FIXED, LAT_LOGNORMAL, LAT_UNIFORM, TP_ELECTION_BACKOFF_MAX,
     TP_ELECTION_TIMEOUT, TP_LATENCY_A, TP_LATENCY_B, TP_LATENCY_KIND, TP_LATENCY_SIGMA,
@@ -71,29 +75,33 @@ ROLES_CHANGED = 25  # a step changed a role or a node's liveness: re-read who le
 HEALS = 26          # heals so far (a restart or a healed cut that ends a fault)
 NEXT_BURST = 27     # random faults: the next message-loss burst
 BURST_END = 28      # the current burst ends (INF: none under way)
-STATS_AT = 32
+FAULTS_SEEN = 29    # scheduled random faults drawn so far (crashes, partitions, bursts)
+LOSSES_SEEN = 30    # messages lost so far (to loss or a burst)
+BURST_MUTED = 31    # 1 while the current burst is one that ``drop`` suppressed
+FAULT_RNG = 32      # the random faults' own stream (see ``fault_u64``)
+STATS_AT = 36
 
 # ---- t: timed statistics, per walk ---------------------------------------------------
-TS_FIRST_LEADER = 32     # first time a leader was known to a majority of voters
-TS_ELECT = 33            # from the scenario's fault to a new leader known to a majority
-TS_UNAVAILABLE = 34      # from the fault until the committed log grows again
-TS_ELECTION_EPOCHS = 35  # epochs that election used (more than 1: split votes)
-TS_FIRST_TIMEOUT = 36    # from the fault to the first voter's timer expiring
-TS_FAILED_PRE_VOTES = 37  # pre-vote rounds that did not make a candidate
-TS_LOST_ELECTIONS = 38   # candidacies that did not make a leader
-TS_STALE_LEADER = 39     # how long a cut-off leader went on leading
-TS_COMMIT_SUM = 40       # client append to commit: sum, max and count of samples
-TS_COMMIT_MAX = 41
-TS_COMMITS = 42
-TS_LEADER_LOSSES = 43    # times no leader was known to a majority any more
-TS_RECOVERY_SUM = 44     # from such a loss to the next leader known to a majority
-TS_RECOVERY_MAX = 45
-TS_EVENTS = 46           # events handled (actions plus timer-only events)
-TS_END = 47              # the walk's final time
-TS_VIOLATION_AT = 48     # time of the violation, -1 none
-TS_HEALED_RECOVERY = 49  # from the last heal to a leader known to a majority plus a commit
-TS_DISRUPTIVE = 50       # leaders deposed by a vote request while a majority could reach them
-T_WIDTH = 51
+TS_FIRST_LEADER = 36     # first time a leader was known to a majority of voters
+TS_ELECT = 37            # from the scenario's fault to a new leader known to a majority
+TS_UNAVAILABLE = 38      # from the fault until the committed log grows again
+TS_ELECTION_EPOCHS = 39  # epochs that election used (more than 1: split votes)
+TS_FIRST_TIMEOUT = 40    # from the fault to the first voter's timer expiring
+TS_FAILED_PRE_VOTES = 41  # pre-vote rounds that did not make a candidate
+TS_LOST_ELECTIONS = 42   # candidacies that did not make a leader
+TS_STALE_LEADER = 43     # how long a cut-off leader went on leading
+TS_COMMIT_SUM = 44       # client append to commit: sum, max and count of samples
+TS_COMMIT_MAX = 45
+TS_COMMITS = 46
+TS_LEADER_LOSSES = 47    # times no leader was known to a majority any more
+TS_RECOVERY_SUM = 48     # from such a loss to the next leader known to a majority
+TS_RECOVERY_MAX = 49
+TS_EVENTS = 50           # events handled (actions plus timer-only events)
+TS_END = 51              # the walk's final time
+TS_VIOLATION_AT = 52     # time of the violation, -1 none
+TS_HEALED_RECOVERY = 53  # from the last heal to a leader known to a majority plus a commit
+TS_DISRUPTIVE = 54       # leaders deposed by a vote request while a majority could reach them
+T_WIDTH = 55
 TS_WIDTH = T_WIDTH - STATS_AT
 TS_NAMES = (
     "first_leader_us", "elect_us", "unavailable_us", "election_epochs", "first_timeout_us",
@@ -124,18 +132,30 @@ TN_ROWS = 11
 NEXT_TRY = 0
 LAST_DUE = 1
 
-Clock = namedtuple("Clock", ["t", "node", "pair", "tp"])
+Clock = namedtuple("Clock", ["t", "node", "pair", "tp", "drop"])
 
 
-def alloc_clock(n, tp):
+def alloc_clock(n, tp, drop=None):
     return Clock(t=np.zeros(T_WIDTH, dtype=np.int64),
                  node=np.zeros((TN_ROWS, n), dtype=np.int64),
                  pair=np.zeros((2, n, n), dtype=np.int64),
-                 tp=np.asarray(tp, dtype=np.float64))
+                 tp=np.asarray(tp, dtype=np.float64),
+                 drop=np.zeros((2, 0), dtype=np.uint8) if drop is None
+                 else np.ascontiguousarray(drop, dtype=np.uint8).reshape(2, -1))
 
 
-def clock_bytes(c):
-    return int(sum(a.nbytes for a in c))
+SCHEDULED = 0  # fault kinds that shrinking counts apart: crashes, partitions, bursts
+LOST = 1       # messages lost
+
+
+@kernel
+def fault_happens(c, kind):
+    """Count one random fault of ``kind`` the walk draws; False if shrinking suppresses
+    it. A suppressed fault still takes its draws and schedules what follows it, so the
+    walk's other scheduled faults keep their ordinals and times."""
+    k = c.t[FAULTS_SEEN + kind]
+    c.t[FAULTS_SEEN + kind] = k + 1
+    return k >= c.drop.shape[1] or c.drop[kind, k] == 0
 
 
 @kernel(inline="always")
@@ -179,9 +199,35 @@ def end_epoch_backoff(c, position, total):
     return min(cap, base << np.int64(position - 1))
 
 
+# random-faults draws its schedule (when, what, for how long) from a stream of its own,
+# seeded from the walk's: the schedule then does not depend on what the protocol drew,
+# so a walk meets the same faults with pre-vote on or off, under any mutation, and
+# with some of its faults suppressed (shrinking).
+FAULT_SALT = np.uint64(0x6A09E667F3BCC909)
+
+
 @kernel
-def exponential(w, mean):
-    return np.int64(-mean * np.log(1.0 - rand_unit(w.scal)))
+def seed_fault_stream(w, c):
+    c.t[FAULT_RNG] = np.int64(mix64(np.uint64(w.scal[RNG]) ^ FAULT_SALT))
+
+
+@kernel(inline="always")
+def fault_u64(c):
+    x = np.uint64(c.t[FAULT_RNG]) + GAMMA
+    c.t[FAULT_RNG] = np.int64(x)
+    return mix64(x)
+
+
+@kernel
+def fault_below(c, n):
+    return np.int64((fault_u64(c) >> np.uint64(32)) * np.uint64(n) >> np.uint64(32))
+
+
+@kernel
+def fault_exponential(c, mean):
+    """An exponentially distributed delay (us) with the given mean, on the faults' stream."""
+    u = np.float64(fault_u64(c) >> S11) * INV53
+    return np.int64(-mean * np.log(1.0 - u))
 
 
 @kernel

@@ -24,7 +24,7 @@ from .clock import (
     TRIGGER_LEADER, TS_COMMITS, TS_COMMIT_MAX, TS_COMMIT_SUM, TS_ELECT, TS_ELECTION_EPOCHS,
     TS_FIRST_LEADER, TS_FIRST_TIMEOUT, TS_HEALED_RECOVERY, TS_LEADER_LOSSES, TS_RECOVERY_MAX,
     TS_RECOVERY_SUM, TS_STALE_LEADER, TS_UNAVAILABLE, TS_VIOLATION_AT, T_WIDTH, CUT_SINCE,
-    exponential,
+    fault_exponential, seed_fault_stream,
 )
 from .layout import (
     CM_VALUE, EPOCH, EPOCH_START, FOLLOWER, G_COMMIT_LEN, LEADER, P_NODES, P_VOTERS, ROLE,
@@ -91,6 +91,7 @@ def start_timed(w, c, features):
     for k in (TRIGGER_AT, TRIGGER_EPOCH, TRIGGER_LEADER, HEALED_AT, KNOWN, KNOWN_ALL, LOSS_AT):
         c.t[k] = -1
     c.t[HEALTHY_OK] = 1 if healthy_applies(c) else 0
+    seed_fault_stream(w, c)
     n = w.scal[P_NODES]
     c.pair[:, :, :] = 0
     for i in range(n):
@@ -147,10 +148,10 @@ def trigger(w, c, trace, features):
         c.t[FAULTS_END] = now + np.int64(c.tp[TP_FAULT_PHASE])
         c.t[NEXT_SCRIPT] = c.t[FAULTS_END]
         for i in range(w.scal[P_NODES]):
-            c.node[DL_CRASH, i] = now + exponential(w, c.tp[TP_MTBF])
-        c.t[NEXT_PARTITION] = now + exponential(w, c.tp[TP_PARTITION_INTERVAL])
+            c.node[DL_CRASH, i] = now + fault_exponential(c, c.tp[TP_MTBF])
+        c.t[NEXT_PARTITION] = now + fault_exponential(c, c.tp[TP_PARTITION_INTERVAL])
         if c.tp[TP_LOSS_BURST_INTERVAL] > 0:
-            c.t[NEXT_BURST] = now + exponential(w, c.tp[TP_LOSS_BURST_INTERVAL])
+            c.t[NEXT_BURST] = now + fault_exponential(c, c.tp[TP_LOSS_BURST_INTERVAL])
     if c.tp[TP_SYNC_TIMERS] != 0.0:
         # Ongaro's setup: the last heartbeat restarted every follower's timer at once.
         for j in range(w.scal[P_VOTERS]):

@@ -19,11 +19,12 @@ from numba import literally
 from .jit import call_with_features, kernel
 
 from .clock import (
-    BURST_END, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART,
+    BURST_END, BURST_MUTED, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART,
     DL_TIMER, END, FAULTS_END, HEALTHY, HEAL_AT, INF, LIVE_DEADLINE, NEXT_APPEND, NEXT_PARTITION,
     NEXT_BURST, NEXT_SCRIPT, NEXT_TRY, NOW, PHASE, PH_MEASURE, PROBE_AT, PROBE_OFFSET, PROBE_VALUE,
     ROLES_CHANGED, STATS_AT, TIMER_KIND, TRIGGER_AT, TS_END, TS_EVENTS, TS_FIRST_TIMEOUT,
-    TS_WIDTH, alloc_clock, due_col, exponential, parked_col,
+    TS_WIDTH, SCHEDULED, alloc_clock, due_col, fault_below, fault_exponential,
+    fault_happens, parked_col,
 )
 from .features import TRACE
 from .layout import (
@@ -40,11 +41,11 @@ from .log import last_epoch
 from .quorum_state import is_voter
 from .rng import rand_below
 from .scenarios import (
-    end_faults, on_healed_links, on_restarted, on_script, progress, scenario, start_timed,
+    on_healed_links, on_restarted, on_script, progress, scenario, start_timed,
 )
 from .timed_step import poll_time, start_backoff, timed_act
 from .timing import (
-    SC_RANDOM_FAULTS, TP_FAULT_PHASE, TP_FETCH_MAX_WAIT, TP_FETCH_TIMEOUT, TP_LOSS_BURST_DURATION,
+    SC_RANDOM_FAULTS, TP_FETCH_MAX_WAIT, TP_FETCH_TIMEOUT, TP_LOSS_BURST_DURATION,
     TP_LOSS_BURST_INTERVAL, TP_MTBF,
     TP_PARTITION_DURATION, TP_PARTITION_INTERVAL, TP_REQUEST_TIMEOUT, TP_RESTART_DELAY,
     TP_APPEND_INTERVAL,
@@ -53,7 +54,7 @@ from .transition import (
     FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_FLUSH, FAM_LOSE,
     FAM_PARTITION, FAM_RESTART, FAM_SEND, FAM_TIMEOUT, N_FAMILIES, request_targets,
 )
-from .walk import N_MSG_TYPES, reset_walk
+from .walk import reset_walk
 
 EV_NONE = 0
 EV_TIMER = 1
@@ -251,14 +252,18 @@ def handle_event(w, c, ev, who, trace, features):
         timed_act(w, c, FAM_FLUSH, i, 0, trace, features)
     elif ev == EV_CRASH:
         c.node[DL_CRASH, i] = INF
-        c.t[HEALTHY] = 0
-        if timed_act(w, c, FAM_CRASH, i, 0, trace, features) >= 0:
-            c.node[DL_RESTART, i] = now + exponential(w, c.tp[TP_RESTART_DELAY])
+        back = now + fault_exponential(c, c.tp[TP_RESTART_DELAY])
+        if not fault_happens(c, SCHEDULED):  # suppressed: the node stays up, restarts idly
+            c.node[DL_RESTART, i] = back
+        else:
+            c.t[HEALTHY] = 0
+            if timed_act(w, c, FAM_CRASH, i, 0, trace, features) >= 0:
+                c.node[DL_RESTART, i] = back
     elif ev == EV_RESTART:
         c.node[DL_RESTART, i] = INF
         timed_act(w, c, FAM_RESTART, i, 0, trace, features)
         if scenario(c) == SC_RANDOM_FAULTS and now < c.t[FAULTS_END]:
-            c.node[DL_CRASH, i] = now + exponential(w, c.tp[TP_MTBF])
+            c.node[DL_CRASH, i] = now + fault_exponential(c, c.tp[TP_MTBF])
         on_restarted(w, c)
     elif ev == EV_MESSAGE:
         dc = due_col(w)
@@ -275,26 +280,32 @@ def handle_event(w, c, ev, who, trace, features):
         on_script(w, c, trace, features)
     elif ev == EV_PARTITION:
         c.t[NEXT_PARTITION] = INF
-        c.t[HEALTHY] = 0
-        kind = 0 if rand_below(w.scal, 2) == 0 else 2  # isolate a node, or split in two
-        timed_act(w, c, FAM_PARTITION, kind, rand_below(w.scal, 1 << 30), trace, features)
-        c.t[HEAL_AT] = now + exponential(w, c.tp[TP_PARTITION_DURATION])
+        kind = 0 if fault_below(c, 2) == 0 else 2  # isolate a node, or split in two
+        arg = fault_below(c, 1 << 30)
+        if fault_happens(c, SCHEDULED):  # (suppressed, its heal heals nothing)
+            c.t[HEALTHY] = 0
+            timed_act(w, c, FAM_PARTITION, kind, arg, trace, features)
+        c.t[HEAL_AT] = now + fault_exponential(c, c.tp[TP_PARTITION_DURATION])
         c.t[ROLES_CHANGED] = 1
     elif ev == EV_HEAL:
         c.t[HEAL_AT] = INF
         timed_act(w, c, FAM_PARTITION, 3, 0, trace, features)
         if scenario(c) == SC_RANDOM_FAULTS and now < c.t[FAULTS_END]:
-            c.t[NEXT_PARTITION] = now + exponential(w, c.tp[TP_PARTITION_INTERVAL])
+            c.t[NEXT_PARTITION] = now + fault_exponential(c, c.tp[TP_PARTITION_INTERVAL])
         c.t[ROLES_CHANGED] = 1
         on_healed_links(w, c)
     elif ev == EV_BURST:
         c.t[NEXT_BURST] = INF
-        c.t[HEALTHY] = 0
-        c.t[BURST_END] = now + exponential(w, c.tp[TP_LOSS_BURST_DURATION])
+        if fault_happens(c, SCHEDULED):
+            c.t[HEALTHY] = 0
+        else:
+            c.t[BURST_MUTED] = 1
+        c.t[BURST_END] = now + fault_exponential(c, c.tp[TP_LOSS_BURST_DURATION])
     elif ev == EV_BURST_END:
         c.t[BURST_END] = INF
+        c.t[BURST_MUTED] = 0
         if scenario(c) == SC_RANDOM_FAULTS and now < c.t[FAULTS_END]:
-            c.t[NEXT_BURST] = now + exponential(w, c.tp[TP_LOSS_BURST_INTERVAL])
+            c.t[NEXT_BURST] = now + fault_exponential(c, c.tp[TP_LOSS_BURST_INTERVAL])
     elif ev == EV_CUT_OFF:
         check_cut_off(w, c, i, features)
     elif ev == EV_LIVENESS:
@@ -341,11 +352,12 @@ def _run_timed_walks(w, c, master_seed, first, count, weights, trace, out_stats,
             out_reach[k, f] = w.scal[REACHED + f]
 
 
-def run_timed_chunk(master_seed, first, count, params, tp, features):
+def run_timed_chunk(master_seed, first, count, params, tp, features, drop=None):
     """Run timed walks [first, first + count); returns (stats, violations, timed
-    statistics (TS_NAMES order), reach)."""
+    statistics (TS_NAMES order), reach). ``drop`` (shrinking): which of the walk's
+    random faults to suppress (see ``clock.fault_happens``)."""
     w = alloc_walk(params, N_FAMILIES)
-    c = alloc_clock(int(params[2]), tp)
+    c = alloc_clock(int(params[2]), tp, drop)
     out_stats = np.zeros((count, S_WIDTH), dtype=np.int64)
     out_viol = np.zeros((count, V_WIDTH), dtype=np.int64)
     out_timed = np.zeros((count, TS_WIDTH), dtype=np.int64)
@@ -365,11 +377,11 @@ def _record_timed(w, c, master_seed, walk_index, weights, trace, features):
     return w.scal[S_STEPS]
 
 
-def record_timed_walk(master_seed, walk_index, params, tp, features):
+def record_timed_walk(master_seed, walk_index, params, tp, features, drop=None):
     """Re-run one timed walk and return (actions[steps, 4] = (family, a, b, time us),
-    walk, clock)."""
+    walk, clock); ``drop`` as for :func:`run_timed_chunk`."""
     w = alloc_walk(params, N_FAMILIES)
-    c = alloc_clock(int(params[2]), tp)
+    c = alloc_clock(int(params[2]), tp, drop)
     trace = np.zeros((int(params[P_DEPTH]), 4), dtype=np.int64)
     n = call_with_features(_record_timed, w, c, np.uint64(master_seed), np.int64(walk_index),
                            np.zeros(N_FAMILIES, dtype=np.float64), trace, int(features) | TRACE)

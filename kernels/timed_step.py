@@ -15,10 +15,10 @@ from .jit import kernel
 
 from .checkers import check_after_step
 from .clock import (
-    BURST_END, CUT_SINCE, DL_CHECK_QUORUM, DL_FLUSH, DL_POLL, DL_TIMER, INF, ROLES_CHANGED, LAST_DUE, NEXT_TRY, NOW,
-    PRE_REACH, PREV_ROLE, RETRIES, TIMER_KIND, TS_DISRUPTIVE, TS_FAILED_PRE_VOTES,
-    TS_LOST_ELECTIONS, due_col, election_backoff, election_timeout, end_epoch_backoff, latency,
-    parked_col,
+    BURST_END, BURST_MUTED, CUT_SINCE, DL_CHECK_QUORUM, DL_FLUSH, DL_POLL, DL_TIMER, INF, LAST_DUE,
+    LOST, NEXT_TRY, NOW, PRE_REACH, PREV_ROLE, RETRIES, ROLES_CHANGED, TIMER_KIND, TS_DISRUPTIVE,
+    TS_FAILED_PRE_VOTES, TS_LOST_ELECTIONS, due_col, election_backoff, election_timeout,
+    end_epoch_backoff, fault_happens, latency, parked_col,
 )
 from .features import PRE_VOTE, TRACE
 from .layout import (
@@ -34,7 +34,7 @@ from .replication import flush_enabled
 from .rng import rand_unit
 from .timing import (
     TP_BACKOFF_ON_REJECTION, TP_CHECK_QUORUM_FACTOR, TP_FETCH_TIMEOUT, TP_FLUSH_DELAY, TP_LOSS,
-    TP_LOSS_BURST_RATE, TP_RANDOM_FETCH_TIMEOUT, TP_REQUEST_TIMEOUT, TP_RETRY_BACKOFF,
+    TP_LOSS_BURST_RATE, TP_RANDOM_FETCH_TIMEOUT, TP_RETRY_BACKOFF,
 )
 from .transition import (
     FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, do_action,
@@ -138,7 +138,7 @@ def assign_dues(w, c):
     dc = due_col(w)
     now = c.t[NOW]
     loss = c.tp[TP_LOSS]
-    if c.t[BURST_END] < INF:  # a loss burst is under way
+    if c.t[BURST_END] < INF and c.t[BURST_MUTED] == 0:  # a loss burst is under way
         loss = max(loss, c.tp[TP_LOSS_BURST_RATE])
     for k in range(w.scal[N_MSGS]):
         if w.msgs[k, dc] != 0:
@@ -147,7 +147,7 @@ def assign_dues(w, c):
         d = w.msgs[k, F_DST]
         due = max(now + latency(w, c), c.pair[LAST_DUE, s, d])
         c.pair[LAST_DUE, s, d] = due
-        if loss > 0.0 and rand_unit(w.scal) < loss:
+        if loss > 0.0 and rand_unit(w.scal) < loss and fault_happens(c, LOST):
             w.msgs[k, dc] = -due
         else:
             w.msgs[k, dc] = due

@@ -671,6 +671,13 @@ ItfOpt = Annotated[Optional[Path], typer.Option(
     "--itf", help="Also write the trace in the Informal Trace Format (ITF JSON) to this file "
     "(its folder is created if missing).")]
 
+CellVotersOpt = Annotated[Optional[int], typer.Option(
+    "--voters", parser=opts.parse_int, metavar="N", help="`kraftwalk elect` folders: the "
+    "cluster size of the walk (default: the first violation's).")]
+CellPreVoteOpt = Annotated[Optional[str], typer.Option(
+    "--pre-vote", metavar="on|off", help="`kraftwalk elect` folders: the pre-vote setting "
+    "of the walk (default: the first violation's).")]
+
 
 def _trace_for(run_dir, walk, voters=None, pre_vote=None):
     from kraftwalk.replay import check_against_run, load_run, pick_walk, record
@@ -698,9 +705,6 @@ def _trace_for(run_dir, walk, voters=None, pre_vote=None):
 def _check_shrinkable(trace) -> None:
     if not trace.invariant:
         fail(f"walk {trace.walk} has no violation to shrink")
-    if trace.times is not None:
-        fail("shrinking drops actions, which moves every later action in time and so "
-             "changes a timed walk's liveness verdict: a timed walk replays as it ran")
 
 
 @app.command()
@@ -714,12 +718,8 @@ def replay(
         "--witness", help="Replay the witness of a reachability target instead: the first "
         "walk of the run that reached it, up to the step that did (`kraftwalk swarm` prints "
         "the targets; e.g. LeaderElected, FollowerTruncated).", metavar="TARGET")] = None,
-    voters: Annotated[Optional[int], typer.Option(
-        "--voters", parser=opts.parse_int, metavar="N", help="`kraftwalk elect` folders: the "
-        "cluster size of the walk (default: the first violation's).")] = None,
-    pre_vote: Annotated[Optional[str], typer.Option(
-        "--pre-vote", metavar="on|off", help="`kraftwalk elect` folders: the pre-vote setting "
-        "of the walk (default: the first violation's).")] = None,
+    voters: CellVotersOpt = None,
+    pre_vote: CellPreVoteOpt = None,
 ) -> None:
     """Re-run one walk of a run from its seed and print it step by step: each action
     (with its time, for `kraftwalk elect` walks), what changed in each node and in the
@@ -757,18 +757,29 @@ def shrink_cmd(
     itf: ItfOpt = None,
     quiet: Annotated[bool, typer.Option(
         "--quiet", help="Print only the lengths, not the shrunk trace.")] = False,
+    voters: CellVotersOpt = None,
+    pre_vote: CellPreVoteOpt = None,
 ) -> None:
-    """Shrink a violating walk (delta debugging over its actions) to a short walk that
-    violates the same invariant; print the lengths before and after and the trace."""
+    """Shrink a violating walk to a short walk that violates the same invariant or
+    property; print the lengths before and after and the trace. A swarm walk loses
+    actions (delta debugging over them); a timed walk of a `kraftwalk elect` folder
+    loses the random faults (crashes, partitions, loss bursts, lost messages) it does
+    not need, and is re-simulated with the rest, every timer and delivery kept."""
     if itf is not None:
         check_output_file(itf, "--itf")
-    trace = _trace_for(run_dir, walk)
+    trace = _trace_for(run_dir, walk, voters, pre_vote)
     _check_shrinkable(trace)
     from kraftwalk.replay import shrink_trace
 
     small = shrink_trace(trace)
-    Console().print(f"walk {trace.walk}: {trace.violation['invariant']} after "
-                    f"{len(trace.actions)} steps; shrunk to {len(small.actions)} steps")
+    head = f"walk {trace.walk}: {trace.violation['invariant']} after {len(trace.actions)} steps"
+    if small.faults_kept is not None:
+        kept, total = small.faults_kept
+        head += (f" with {total} random faults; it needs only {kept} of them "
+                 f"({len(small.actions)} steps)")
+    else:
+        head += f"; shrunk to {len(small.actions)} steps"
+    Console().print(head)
     if not quiet:
         _print_trace(small)
     if itf is not None:

@@ -79,7 +79,7 @@ def message_value(m: tuple) -> dict:
 
 def trace_to_itf(trace) -> dict:
     """The ITF document of a replayed trace (states read from the reference model)."""
-    from kraftwalk.replay import describe_action, reference_states
+    from kraftwalk.replay import describe_action, reference_states, shrunk_note
 
     cfg = trace.cfg
     states, actions = [], []
@@ -109,8 +109,7 @@ def trace_to_itf(trace) -> dict:
     return {
         "#meta": {
             "format": "ITF", "format-description": FORMAT_URL, "source": "kraftwalk",
-            "description": f"walk {trace.walk} of seed {cfg.seed}"
-                           + (f", shrunk from {trace.shrunk_from} steps" if trace.shrunk_from else ""),
+            "description": f"walk {trace.walk} of seed {cfg.seed}{shrunk_note(trace)}",
             "seed": _int(cfg.seed), "walk": _int(trace.walk), "config": _deep(cfg.to_dict()),
             "actions": _deep(actions), "violation": _deep(violation),
         },

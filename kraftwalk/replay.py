@@ -29,6 +29,8 @@ class Trace:
     witness: str | None = None   # the reachability target this trace is the witness of
     times: np.ndarray | None = None  # timed walks: each action's time (microseconds)
     timed: str | None = None     # timed walks: the scenario and profile
+    timed_walk: object | None = None  # timed walks: what re-runs it (timed_shrink.TimedWalk)
+    faults_kept: tuple[int, int] | None = None  # shrunk timed walks: (random faults kept, of)
 
 
 def load_run(run_dir: str | Path) -> RunConfig:
@@ -158,6 +160,12 @@ def witness_trace(run_dir: str | Path, name: str) -> Trace:
 
 
 def shrink_trace(trace: Trace) -> Trace:
+    """A short walk with the same violation: fewer actions, or for a timed walk fewer
+    random faults (``kraftwalk.timed_shrink`` says why)."""
+    if trace.timed_walk is not None:
+        from kraftwalk.timed_replay import shrink_timed_trace
+
+        return shrink_timed_trace(trace)
     from kraftwalk.runner import features_for, params_for
     from kraftwalk.shrink import shrink
 
@@ -286,6 +294,14 @@ def node_line(i: int, v: dict, voters: int) -> str:
             f"voted {v['voted_id']} hw {v['hw']}{start}, {log}")
 
 
+def shrunk_note(trace: Trace) -> str:
+    if trace.faults_kept is not None:
+        kept, total = trace.faults_kept
+        return (f" (shrunk to {kept} of its {total} random faults; {trace.shrunk_from} steps "
+                "with all)")
+    return "" if trace.shrunk_from is None else f" (shrunk from {trace.shrunk_from})"
+
+
 def render(trace: Trace) -> list[tuple[str, str]]:
     """The trace as (style, line) pairs: a header, each step's action and changes, and
     the violation with the offending nodes' final state."""
@@ -294,8 +310,7 @@ def render(trace: Trace) -> list[tuple[str, str]]:
     head = (f"walk {trace.walk} of seed {cfg.seed}: {cfg.voters} voters + {cfg.observers} observers, "
             f"pre-vote {'on' if cfg.pre_vote else 'off'}, mutation {cfg.mutation}, "
             f"{len(trace.actions)} steps")
-    if trace.shrunk_from is not None:
-        head += f" (shrunk from {trace.shrunk_from})"
+    head += shrunk_note(trace)
     if trace.timed:
         head += f"; timed: {trace.timed}"
     lines.append(("bold", head))

@@ -37,6 +37,35 @@ def _applied(params, actions, features, keep) -> tuple[int, np.ndarray]:
     return 0, np.array(out, dtype=np.int64).reshape(-1, 3)
 
 
+def ddmin(idx: np.ndarray, fails, go_on) -> np.ndarray:
+    """The subset of ``idx`` (in order) left once no chunk and then no single item can
+    be dropped with ``fails(subset)`` still true; ``go_on()`` false stops early."""
+    # ddmin: try dropping each of n chunks; on success keep the rest and coarsen.
+    n = 2
+    while len(idx) >= 2 and go_on():
+        chunks = np.array_split(idx, n)
+        for c in range(n):
+            rest = np.concatenate([chunks[j] for j in range(n) if j != c])
+            if len(rest) and fails(rest):
+                idx = rest
+                n = max(n - 1, 2)
+                break
+        else:
+            if n >= len(idx):
+                break
+            n = min(2 * n, len(idx))
+    # 1-minimal: no single remaining item can go.
+    changed = True
+    while changed and go_on():
+        changed = False
+        for k in range(len(idx) - 1, -1, -1):
+            rest = np.delete(idx, k)
+            if len(rest) and fails(rest):
+                idx = rest
+                changed = True
+    return idx
+
+
 def shrink(params, actions, features, invariant: int | None = None,
            max_replays: int = 20000) -> ShrinkResult:
     """Shrink ``actions`` (a violating walk's recorded actions) keeping the violation
@@ -58,29 +87,7 @@ def shrink(params, actions, features, invariant: int | None = None,
         keep[subset] = True
         return replay_actions(params, actions, features, keep)[0] == target
 
-    # ddmin: try dropping each of n chunks; on success keep the rest and coarsen.
-    n = 2
-    while len(idx) >= 2 and replays < max_replays:
-        chunks = np.array_split(idx, n)
-        for c in range(n):
-            rest = np.concatenate([chunks[j] for j in range(n) if j != c])
-            if len(rest) and fails(rest):
-                idx = rest
-                n = max(n - 1, 2)
-                break
-        else:
-            if n >= len(idx):
-                break
-            n = min(2 * n, len(idx))
-    # 1-minimal: no single remaining action can go.
-    changed = True
-    while changed and replays < max_replays:
-        changed = False
-        for k in range(len(idx) - 1, -1, -1):
-            rest = np.delete(idx, k)
-            if len(rest) and fails(rest):
-                idx = rest
-                changed = True
+    idx = ddmin(idx, fails, lambda: replays < max_replays)
     keep = np.zeros(len(actions), dtype=np.bool_)
     keep[idx] = True
     inv2, applied = _applied(params, actions, features, keep)

@@ -56,20 +56,50 @@ def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
 def record_timed(run_dir: str | Path, walk: int | None = None, voters: int | None = None,
                  pre_vote: bool | None = None):
     """The Trace of one walk of an elect folder, times included."""
-    import numpy as np
-
-    from kraftwalk.elect import property_names, timed_features, timed_params
+    from kraftwalk.elect import timed_features, timed_params
     from kraftwalk.elect_config import make_elect_config
-    from kraftwalk.kernels.layout import VIOL_BASE, V_WIDTH
-    from kraftwalk.kernels.timed import record_timed_walk
-    from kraftwalk.replay import Trace, violation_info
+    from kraftwalk.timed_shrink import TimedWalk
 
     run = Path(run_dir)
     ecfg = make_elect_config(run / "config.toml")
     v, p, walk = pick_cell(run, ecfg, walk, voters, pre_vote)
-    actions, w, _ = record_timed_walk(ecfg.seed, walk, timed_params(v, ecfg.observers, ecfg.depth),
-                                      ecfg.tp(), timed_features(p, ecfg.mutation))
+    tw = TimedWalk(ecfg.seed, walk, timed_params(v, ecfg.observers, ecfg.depth), ecfg.tp(),
+                   timed_features(p, ecfg.mutation))
+    trace, _ = timed_trace(tw, untimed_config(ecfg, v, p),
+                           f"{ecfg.scenario}, profile {ecfg.profile}")
+    return trace
+
+
+def timed_trace(tw, cfg: RunConfig, label: str, drop=None):
+    """(Trace, its random faults as timed_shrink.all_faults) of timed walk ``tw`` with
+    ``drop``'s faults suppressed."""
+    import numpy as np
+
+    from kraftwalk.elect import property_names
+    from kraftwalk.kernels.clock import FAULTS_SEEN, LOSSES_SEEN
+    from kraftwalk.kernels.layout import VIOL_BASE, V_WIDTH
+    from kraftwalk.kernels.timed import record_timed_walk
+    from kraftwalk.replay import Trace, violation_info
+    from kraftwalk.timed_shrink import all_faults
+
+    actions, w, c = record_timed_walk(tw.seed, tw.walk, tw.params, tw.tp, tw.features, drop)
     viol = w.scal[VIOL_BASE:VIOL_BASE + V_WIDTH]
-    return Trace(untimed_config(ecfg, v, p), walk, np.ascontiguousarray(actions[:, :3]),
-                 int(viol[0]), violation_info(viol, property_names()), times=actions[:, 3].copy(),
-                 timed=f"{ecfg.scenario}, profile {ecfg.profile}")
+    trace = Trace(cfg, tw.walk, np.ascontiguousarray(actions[:, :3]), int(viol[0]),
+                  violation_info(viol, property_names()), times=actions[:, 3].copy(),
+                  timed=label, timed_walk=tw)
+    return trace, all_faults(int(c.t[FAULTS_SEEN]), int(c.t[LOSSES_SEEN]))
+
+
+def shrink_timed_trace(trace):
+    """The walk re-run with only the random faults it needs for its violation."""
+    import dataclasses
+
+    from kraftwalk.timed_shrink import drop_mask, shrink_faults
+
+    tw = trace.timed_walk
+    _, faults = timed_trace(tw, trace.cfg, trace.timed)
+    kept, _ = shrink_faults(tw, faults, trace.invariant)
+    small, _ = timed_trace(tw, trace.cfg, trace.timed, drop_mask(kept))
+    assert small.invariant == trace.invariant
+    return dataclasses.replace(small, shrunk_from=len(trace.actions),
+                               faults_kept=(len(kept), len(faults)))
