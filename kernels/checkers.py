@@ -21,13 +21,13 @@ from .jit import kernel
 from .layout import (
     CM_BY, CM_EPOCH, CM_VALUE, COMMIT_HASH, DIRTY_FROM, ENTRY_EPOCH, ENTRY_VALUE, EPOCH,
     GN_PREV_EPOCH, GN_PREV_LEADER_EPOCH, GN_PREV_LOG_END, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
-    G_LEADER_HW_EPOCH, G_REACH, G_VOTE, HW, LEADER, LOG_END, LOG_HASH, PREV_HASH, P_MAJORITY,
-    P_NODES, P_VOTERS, ROLE, S_COMMITTED, S_STEPS, UP, VOTED_ID, V_EPOCH, V_INVARIANT,
+    G_LEADER_HW_EPOCH, G_REACH, G_VOTE, HW, LEADER, LOG_END, LOG_HASH, PREV_HASH, P_NODES, ROLE, S_COMMITTED, S_STEPS, UP, VOTED_ID, V_EPOCH, V_INVARIANT,
     V_NODE_A, V_NODE_B, V_OFFSET, V_STEP, T_ENTRY_COMMITTED,
 )
 from .coverage import reach
 from .features import FULL_CHECKS
 from .log import prefix_hash
+from .voters import is_voter, majority, voters
 
 ELECTION_SAFETY = 0
 VOTE_UNIQUENESS = 1
@@ -133,7 +133,7 @@ def check_log_matching(w, i, n):
 def check_node(w, i, checks):
     """Every invariant that concerns node i's own state (and the ghost it feeds).
     Returns True if node i's HW extended the ghost committed log."""
-    v = w.scal[P_VOTERS]
+    voter = is_voter(w, i)
     e = w.node[EPOCH, i]
     is_leader = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER
     extended = False
@@ -145,7 +145,7 @@ def check_node(w, i, checks):
     w.node[GN_PREV_EPOCH, i] = e
 
     # VoteUniqueness, from the persisted vote (the vote handler also records grants).
-    if i < v and w.node[VOTED_ID, i] >= 0:
+    if voter and w.node[VOTED_ID, i] >= 0:
         prev = w.ghost[G_VOTE + i, e]
         if prev == -1:
             w.ghost[G_VOTE + i, e] = w.node[VOTED_ID, i]
@@ -191,12 +191,12 @@ def check_node(w, i, checks):
     if h > 0:
         c = w.scal[G_COMMIT_LEN]
         m = min(h, c)
-        inv = STATE_MACHINE_SAFETY if i < v else OBSERVER_CONSISTENCY
+        inv = STATE_MACHINE_SAFETY if voter else OBSERVER_CONSISTENCY
         if m > 0 and w.hashes[LOG_HASH + i, m - 1] != w.hashes[COMMIT_HASH, m - 1]:
             if checks & (1 << inv):
                 report(w, inv, i, -1, e, first_mismatch(w, i, m))
         elif h > c:
-            if i < v:
+            if voter:
                 extend_committed(w, i, h)
                 extended = True
             elif checks & (1 << OBSERVER_CONSISTENCY):
@@ -227,8 +227,6 @@ def check_leaders(w, extended, checks):
     for every leader, HighWatermarkMonotonic for the highest-epoch one, and
     LeaderCompleteness for every leader again when the committed log just grew."""
     n = w.scal[P_NODES]
-    v = w.scal[P_VOTERS]
-    majority = w.scal[P_MAJORITY]
     top = -1
     for i in range(n):
         if w.node[UP, i] == 0 or w.node[ROLE, i] != LEADER:
@@ -242,10 +240,12 @@ def check_leaders(w, extended, checks):
         if h > 0 and h <= w.node[LOG_END, i] and checks & (1 << MAJORITY_REACHED_HIGH_WATERMARK):
             hh = w.hashes[LOG_HASH + i, h - 1]
             count = 0
-            for j in range(v):
-                if w.node[LOG_END, j] >= h and w.hashes[LOG_HASH + j, h - 1] == hh:
+            vs = voters(w, i)
+            for j in range(n):
+                if ((vs >> j) & 1 and w.node[LOG_END, j] >= h
+                        and w.hashes[LOG_HASH + j, h - 1] == hh):
                     count += 1
-            if count < majority:
+            if count < majority(w, i):
                 report(w, MAJORITY_REACHED_HIGH_WATERMARK, i, -1, e, h - 1)
 
     # HighWatermarkMonotonic, as Kafka's MonotonicHighWatermark: the HW of the

@@ -21,19 +21,20 @@ from .layout import (
 from .log import last_epoch, log_up_to_date
 from .network import new_message
 from .quorum_state import (
-    accept_response, has_majority, intend, is_voter, transition_to_candidate, transition_to_follower,
+    accept_response, intend, transition_to_candidate, transition_to_follower,
     transition_to_leader, transition_to_prospective, transition_to_unattached, vote_rejected,
 )
+from .voters import has_majority, is_voter
 
 
 @kernel
 def maybe_transition_forward(w, i):
     """Move a nominee on once it holds a majority: Prospective -> Candidate -> Leader
     (in one go for a single-voter quorum)."""
-    if w.node[ROLE, i] == PROSPECTIVE and has_majority(w, w.node[GRANTED, i]):
+    if w.node[ROLE, i] == PROSPECTIVE and has_majority(w, i, w.node[GRANTED, i]):
         if not transition_to_candidate(w, i):
             return
-    if w.node[ROLE, i] == CANDIDATE and has_majority(w, w.node[GRANTED, i]):
+    if w.node[ROLE, i] == CANDIDATE and has_majority(w, i, w.node[GRANTED, i]):
         transition_to_leader(w, i)
 
 

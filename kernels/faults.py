@@ -5,13 +5,14 @@ from .election import maybe_transition_forward, start_election
 from .features import MUT_RESTARTED_LEADER
 from .layout import (
     ACKED_MASK, CANDIDATE, EPOCH, EPOCH_START, FLUSHED_END, FOLLOWER, GRANTED, HW, LEADER,
-    LEADER_ID, LINKS, LOG_END, PREFERRED, P_NODES, P_VOTERS, RESIGNED, ROLE, S_CRASHES,
+    LEADER_ID, LINKS, LOG_END, PREFERRED, P_NODES, RESIGNED, ROLE, S_CRASHES,
     S_MSGS_LOST, T_UNFLUSHED_TAIL_LOST, UNATTACHED, UP, VOTED_ID, I_ROLE,
 )
 from .coverage import reach
 from .log import last_epoch, truncate_to
 from .network import duplicate_message, remove_message
 from .quorum_state import clear_volatile, intend, reset_connections, reset_leader_state
+from .voters import is_voter, other_voters
 
 
 @kernel
@@ -44,7 +45,7 @@ def restart_node(w, i, features):
     clear_volatile(w, i)
     reset_connections(w, i)
     intend(w, i, I_ROLE)
-    voter = i < w.scal[P_VOTERS]
+    voter = is_voter(w, i)
     log_epoch = last_epoch(w, i)
     if w.node[EPOCH, i] < log_epoch:
         w.node[EPOCH, i] = log_epoch
@@ -61,7 +62,7 @@ def restart_node(w, i, features):
         else:
             w.node[ROLE, i] = RESIGNED
             w.node[ACKED_MASK, i] = 1 << i
-            w.node[PREFERRED, i] = ((1 << w.scal[P_VOTERS]) - 1) & ~(1 << i)
+            w.node[PREFERRED, i] = other_voters(w, i)
     elif w.node[VOTED_ID, i] == i and voter:
         w.node[ROLE, i] = CANDIDATE
         w.node[GRANTED, i] = 1 << i
@@ -70,7 +71,7 @@ def restart_node(w, i, features):
         w.node[ROLE, i] = FOLLOWER
     else:
         w.node[ROLE, i] = UNATTACHED
-    if voter and w.scal[P_VOTERS] == 1:
+    if voter and other_voters(w, i) == 0:
         # KafkaRaftClient.initialize: the only voter elects itself at once.
         r = w.node[ROLE, i]
         if r == UNATTACHED or r == FOLLOWER or r == RESIGNED:

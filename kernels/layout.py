@@ -9,7 +9,8 @@ several scalars, so 8 arrays instead of 40 make a call ~4x cheaper. It is also
 the struct-of-arrays shape a GPU kernel would index. Nothing is allocated while
 a walk runs; a worker allocates one ``Walk`` and resets it for every walk.
 
-Node ids: voters are ``0 .. V-1``, observers ``V .. V+O-1`` (N = V + O).
+Node ids: the bootstrap voters are ``0 .. V-1``, observers ``V .. V+O-1`` (N = V + O).
+Who votes in a node's view is read only through ``kernels/voters.py``.
 Offsets are 0-based; a log holds entries ``[0, log_end)``.
 
 node    int32 [NODE_FIELDS, N]                         per-node fields
@@ -195,7 +196,7 @@ WEIGHT = 0
 CUM_WEIGHT = 1
 
 # ---- scal: parameters ---------------------------------------------------------------
-P_VOTERS = 0
+P_VOTERS = 0             # bootstrap voters (read through kernels/voters.py)
 P_OBSERVERS = 1
 P_NODES = 2
 P_LOG_CAP = 3
@@ -203,7 +204,7 @@ P_MSG_SLOTS = 4
 P_MAX_EPOCH = 5
 P_MAX_RECORDS = 6        # records per FetchResponse
 P_DEPTH = 7              # checked steps per walk
-P_MAJORITY = 8
+P_MAJORITY = 8           # a majority of the bootstrap voters (kernels/voters.py)
 P_WIDTH = 9
 
 # ---- scal: walk statistics (STATS_BASE + STAT_NAMES order) ---------------------------

@@ -26,10 +26,11 @@ from .clock import (
     TS_VIOLATION_AT,
 )
 from .layout import (
-    EPOCH, FOLLOWER, G_COMMIT_LEN, LEADER, LEADER_ID, LINKS, PROSPECTIVE, P_MAJORITY, P_NODES,
-    P_VOTERS, ROLE, UP,
+    EPOCH, FOLLOWER, G_COMMIT_LEN, LEADER, LEADER_ID, LINKS, PROSPECTIVE, P_NODES,
+    ROLE, UP,
 )
 from .timing import TP_CHECK_QUORUM_FACTOR, TP_CUT_OFF_SLACK, TP_FETCH_TIMEOUT
+from .voters import majority, other_voters, voter_count, voters
 
 HEALED_CLUSTER_RECOVERS = N_INVARIANTS
 CUT_OFF_LEADER_RESIGNS = N_INVARIANTS + 1
@@ -58,8 +59,9 @@ def link(w, i, j):
 def inbound_voters(w, i):
     """Voters (i included) that are up and can send to node i."""
     count = 0
-    for j in range(w.scal[P_VOTERS]):
-        if j == i or (w.node[UP, j] == 1 and link(w, j, i)):
+    vs = voters(w, i)
+    for j in range(w.scal[P_NODES]):
+        if (vs >> j) & 1 and (j == i or (w.node[UP, j] == 1 and link(w, j, i))):
             count += 1
     return count
 
@@ -68,8 +70,10 @@ def inbound_voters(w, i):
 def two_way_voters(w, i):
     """Voters (i included) that are up and linked with node i both ways."""
     count = 0
-    for j in range(w.scal[P_VOTERS]):
-        if j == i or (w.node[UP, j] == 1 and link(w, j, i) and link(w, i, j)):
+    vs = voters(w, i)
+    for j in range(w.scal[P_NODES]):
+        if (vs >> j) & 1 and (j == i or (w.node[UP, j] == 1 and link(w, j, i)
+                                         and link(w, i, j))):
             count += 1
     return count
 
@@ -78,13 +82,17 @@ def two_way_voters(w, i):
 def leader_known(w, everyone):
     """The leader that a majority of voters (every voter, if ``everyone``) knows and
     follows in its epoch, itself included; -1 if none."""
-    need = w.scal[P_VOTERS] if everyone else w.scal[P_MAJORITY]
-    for i in range(w.scal[P_NODES]):
+    n = w.scal[P_NODES]
+    for i in range(n):
         if w.node[UP, i] == 0 or w.node[ROLE, i] != LEADER:
             continue
+        need = voter_count(w, i) if everyone else majority(w, i)
         e = w.node[EPOCH, i]
+        vs = voters(w, i)
         count = 0
-        for j in range(w.scal[P_VOTERS]):
+        for j in range(n):
+            if not (vs >> j) & 1:
+                continue
             if j == i or (w.node[UP, j] == 1 and w.node[ROLE, j] == FOLLOWER
                           and w.node[EPOCH, j] == e and w.node[LEADER_ID, j] == i):
                 count += 1
@@ -98,15 +106,14 @@ def track_reachability(w, c):
     """After links or liveness changed: restart or clear each leader's cut-off clock,
     and note each prospective voter that now reaches a majority both ways."""
     now = c.t[NOW]
-    majority = w.scal[P_MAJORITY]
     for i in range(w.scal[P_NODES]):
-        leads = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and w.scal[P_VOTERS] > 1
-        if leads and inbound_voters(w, i) < majority:
+        leads = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and other_voters(w, i) != 0
+        if leads and inbound_voters(w, i) < majority(w, i):
             if c.node[CUT_SINCE, i] < 0:
                 c.node[CUT_SINCE, i] = now
         else:
             c.node[CUT_SINCE, i] = -1
-        if w.node[ROLE, i] == PROSPECTIVE and two_way_voters(w, i) >= majority:
+        if w.node[ROLE, i] == PROSPECTIVE and two_way_voters(w, i) >= majority(w, i):
             c.node[PRE_REACH, i] = 1
 
 

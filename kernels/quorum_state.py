@@ -13,23 +13,15 @@ from .layout import (
     ACKED_MASK, BOUND_EPOCH, BOUND_LOG, CANDIDATE, C_NEXT_VALUE, EPOCH, EPOCH_START,
     ERR_FENCED_LEADER_EPOCH, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
     FETCHED_MASK, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_SRC, GRANTED,
-    HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, PREFERRED, PROSPECTIVE, P_MAJORITY,
-    P_MAX_EPOCH, P_VOTERS, REJECTED, REPLICA_END, RESIGNED, ROLE, S_BOUND_HIT, S_ELECTIONS,
+    HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, PREFERRED, PROSPECTIVE, P_MAX_EPOCH,
+    P_NODES, REJECTED, REPLICA_END, RESIGNED, ROLE, S_BOUND_HIT, S_ELECTIONS,
     S_LEADER_CHANGES, S_MAX_EPOCH, S_PRE_ELECTIONS, S_RESIGNATIONS, UNATTACHED, VOTED_ID,
     COMMIT_HASH, G_COMMIT_LEN, LOG_HASH, T_ELECTED_COMMITTED_ON_MINORITY, T_EPOCH_BOUND_HIT,
     T_LEADER_ELECTED, UP, INTENT, I_ROLE,
 )
 from .coverage import reach
 from .log import append_entry
-
-
-@kernel(inline="always")
-def popcount(x):
-    c = 0
-    while x:
-        x &= x - 1
-        c += 1
-    return c
+from .voters import majority, popcount, voter_count, voters
 
 
 @kernel(inline="always")
@@ -44,11 +36,6 @@ def reset_connections(w, i):
     n = w.peer.shape[2]
     for j in range(n):
         w.peer[INFLIGHT, i, j] = 0
-
-
-@kernel(inline="always")
-def is_voter(w, i):
-    return i < w.scal[P_VOTERS]
 
 
 @kernel
@@ -143,17 +130,19 @@ def reset_leader_state(w, i):
 
 
 @kernel
-def committed_on_minority(w):
-    """Is the last committed entry on fewer running voters than a majority?"""
+def committed_on_minority(w, i):
+    """Is the last committed entry on fewer running voters (in node i's view) than a
+    majority?"""
     c = w.scal[G_COMMIT_LEN]
     if c == 0:
         return False
     holders = 0
-    for j in range(w.scal[P_VOTERS]):
-        if (w.node[UP, j] == 1 and w.node[LOG_END, j] >= c
+    vs = voters(w, i)
+    for j in range(w.scal[P_NODES]):
+        if ((vs >> j) & 1 and w.node[UP, j] == 1 and w.node[LOG_END, j] >= c
                 and w.hashes[LOG_HASH + j, c - 1] == w.hashes[COMMIT_HASH, c - 1]):
             holders += 1
-    return holders < w.scal[P_MAJORITY]
+    return holders < majority(w, i)
 
 
 @kernel
@@ -166,7 +155,7 @@ def transition_to_leader(w, i):
         w.scal[S_BOUND_HIT] = BOUND_LOG
         return False
     reach(w, T_LEADER_ELECTED, 0)
-    if committed_on_minority(w):
+    if committed_on_minority(w, i):
         reach(w, T_ELECTED_COMMITTED_ON_MINORITY, 0)
     w.node[ROLE, i] = LEADER
     w.node[LEADER_ID, i] = i
@@ -191,16 +180,10 @@ def transition_to_resigned(w, i, successors):
 
 
 @kernel(inline="always")
-def has_majority(w, mask):
-    return popcount(mask & ((1 << w.scal[P_VOTERS]) - 1)) >= w.scal[P_MAJORITY]
-
-
-@kernel(inline="always")
 def vote_rejected(w, i):
     """EpochElection.isVoteRejected: the granted votes plus the unrecorded ones can no
     longer make a majority."""
-    v = w.scal[P_VOTERS]
-    return v - popcount(w.node[REJECTED, i]) < w.scal[P_MAJORITY]
+    return voter_count(w, i) - popcount(w.node[REJECTED, i]) < majority(w, i)
 
 
 @kernel(inline="always")

@@ -9,12 +9,12 @@ from .jit import kernel
 
 from .features import MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET
 from .layout import (
-    ACKED_MASK, C_NEXT_CORR, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, EPOCH_START,
+    ACKED_MASK, C_NEXT_CORR, P_NODES, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, EPOCH_START,
     ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
     FETCHED_MASK, FETCH_REQUEST, FETCH_RESPONSE, FLUSHED_END, FOLLOWER, F_BASE_OFFSET, F_CORR,
     F_DIVERGING_END, F_DIVERGING_EPOCH, F_DST, F_EPOCH, F_ERROR, F_FETCH_OFFSET, F_HW,
     F_LAST_FETCHED_EPOCH, F_LEADER, F_N_RECORDS, F_RECORDS, F_SRC, HAS_FETCHED, HW, INFLIGHT,
-    LEADER, LEADER_ID, LOG_END, P_MAJORITY, P_MAX_RECORDS, P_VOTERS, REPLICA_END, ROLE,
+    LEADER, LEADER_ID, LOG_END, P_MAX_RECORDS, REPLICA_END, ROLE,
     S_CLIENT_APPENDS, S_TRUNCATIONS, UP, T_CHECK_QUORUM_RESIGNED, T_FOLLOWER_TRUNCATED,
     I_CHECK_QUORUM, I_FETCH_RESET,
 )
@@ -22,8 +22,9 @@ from .coverage import reach
 from .log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate_to
 from .network import new_message
 from .quorum_state import (
-    accept_response, has_majority, intend, is_voter, transition_to_resigned,
+    accept_response, intend, transition_to_resigned,
 )
+from .voters import has_majority, in_voters, is_voter, majority, other_voters, voters
 
 
 # ---------------------------------------------------------------- follower side
@@ -96,18 +97,18 @@ def handle_fetch_response(w, s, features):
 def maybe_update_high_watermark(w, i, features):
     """LeaderState.maybeUpdateHighWatermark: the offset reached by a majority of voters
     becomes the HW once it is past epochStartOffset; the HW never goes down."""
-    v = w.scal[P_VOTERS]
-    majority = w.scal[P_MAJORITY]
+    n = w.scal[P_NODES]
+    vs = voters(w, i)
     best = -1
-    for j in range(v):
+    for j in range(n):
         x = w.peer[REPLICA_END, i, j]
-        if x <= best:
+        if not (vs >> j) & 1 or x <= best:
             continue
         count = 0
-        for q in range(v):
-            if w.peer[REPLICA_END, i, q] >= x:
+        for q in range(n):
+            if (vs >> q) & 1 and w.peer[REPLICA_END, i, q] >= x:
                 count += 1
-        if count >= majority:
+        if count >= majority(w, i):
             best = x
     if features & MUT_COMMIT_OLD_EPOCH:
         ok = best > 0  # known bug: count replicas of earlier epochs' entries (Figure 8)
@@ -157,10 +158,10 @@ def handle_fetch_request(w, s, features):
     if valid:
         # updateReplicaState (+ check-quorum bookkeeping for voters)
         w.peer[REPLICA_END, i, r] = off
-        if is_voter(w, r):
+        if in_voters(w, i, r):
             w.node[ACKED_MASK, i] |= 1 << r
             w.node[FETCHED_MASK, i] |= 1 << r
-            if has_majority(w, w.node[FETCHED_MASK, i]):
+            if has_majority(w, i, w.node[FETCHED_MASK, i]):
                 w.node[FETCHED_MASK, i] = 1 << i  # the check-quorum timer restarts
                 intend(w, i, I_CHECK_QUORUM)
             maybe_update_high_watermark(w, i, features)
@@ -217,7 +218,7 @@ def finish_poll(w, i, features):
     """Before a voter handles any other event, the poll in which it appended has ended,
     and with it Kafka's flushLeaderLog (maybeAppendBatches appends, then flushes, in
     one poll; followers flush in appendAsFollower). Only a crash falls in between."""
-    if i < w.scal[P_VOTERS] and w.node[FLUSHED_END, i] < w.node[LOG_END, i]:
+    if is_voter(w, i) and w.node[FLUSHED_END, i] < w.node[LOG_END, i]:
         flush_log(w, i, features)
 
 
@@ -225,13 +226,7 @@ def finish_poll(w, i, features):
 def check_quorum_enabled(w, i, features):
     if features & MUT_NO_CHECK_QUORUM:
         return False  # known bug: the timer is never checked
-    return w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and w.scal[P_VOTERS] > 1
-
-
-@kernel
-def successors_mask(w, i):
-    v = w.scal[P_VOTERS]
-    return ((1 << v) - 1) & ~(1 << i)
+    return w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and other_voters(w, i) != 0
 
 
 @kernel
@@ -239,10 +234,10 @@ def check_quorum_expired(w, i):
     """The check-quorum timer ran out before a majority of voters fetched: resign.
     (It restarts whenever a majority has fetched, so reaching it means no majority.)"""
     reach(w, T_CHECK_QUORUM_RESIGNED, 0)
-    transition_to_resigned(w, i, successors_mask(w, i))
+    transition_to_resigned(w, i, other_voters(w, i))
 
 
 @kernel
 def resign(w, i):
     """A graceful resignation (shutdown or a resign request): Resigned + EndQuorumEpoch."""
-    transition_to_resigned(w, i, successors_mask(w, i))
+    transition_to_resigned(w, i, other_voters(w, i))

@@ -27,7 +27,7 @@ from .clock import (
     fault_exponential, seed_fault_stream,
 )
 from .layout import (
-    CM_VALUE, EPOCH, EPOCH_START, FOLLOWER, G_COMMIT_LEN, LEADER, P_NODES, P_VOTERS, ROLE,
+    CM_VALUE, EPOCH, EPOCH_START, FOLLOWER, G_COMMIT_LEN, LEADER, P_NODES, ROLE,
     UNATTACHED, UP,
 )
 from .liveness import leader_known, recovered, track_reachability
@@ -42,6 +42,7 @@ from .timing import (
     TP_SETTLE, TP_SYNC_TIMERS,
 )
 from .transition import FAM_CRASH, FAM_PARTITION, FAM_RESTART
+from .voters import bootstrap_voters, is_voter, popcount
 
 # Statistics that are a single time or count, -1 until measured.
 _UNMEASURED = (TS_FIRST_LEADER, TS_ELECT, TS_UNAVAILABLE, TS_ELECTION_EPOCHS, TS_FIRST_TIMEOUT,
@@ -154,8 +155,9 @@ def trigger(w, c, trace, features):
             c.t[NEXT_BURST] = now + fault_exponential(c, c.tp[TP_LOSS_BURST_INTERVAL])
     if c.tp[TP_SYNC_TIMERS] != 0.0:
         # Ongaro's setup: the last heartbeat restarted every follower's timer at once.
-        for j in range(w.scal[P_VOTERS]):
-            if w.node[UP, j] == 1 and (w.node[ROLE, j] == FOLLOWER or w.node[ROLE, j] == UNATTACHED):
+        for j in range(w.scal[P_NODES]):
+            if is_voter(w, j) and w.node[UP, j] == 1 and (
+                    w.node[ROLE, j] == FOLLOWER or w.node[ROLE, j] == UNATTACHED):
                 c.node[DL_TIMER, j] = now + follower_timeout(w, c)
 
 
@@ -191,7 +193,7 @@ def on_script(w, c, trace, features):
         trigger(w, c, trace, features)
     elif scenario(c) == SC_RANDOM_FAULTS and c.t[NOW] >= c.t[FAULTS_END]:
         end_faults(w, c, trace, features)
-    elif scenario(c) == SC_ROLLING_RESTART and c.t[ROLL] < w.scal[P_VOTERS]:
+    elif scenario(c) == SC_ROLLING_RESTART and c.t[ROLL] < popcount(bootstrap_voters(w)):
         crash_next_voter(w, c, trace, features)
 
 
@@ -241,7 +243,7 @@ def measured(w, c):
         return True
     if sc == SC_LEADER_ISOLATED and c.t[TS_STALE_LEADER] < 0:
         return False
-    if sc == SC_ROLLING_RESTART and c.t[ROLL] < w.scal[P_VOTERS]:
+    if sc == SC_ROLLING_RESTART and c.t[ROLL] < popcount(bootstrap_voters(w)):
         return False
     return c.t[HEALS] > 0 and c.t[HEALED_AT] < 0
 
@@ -288,7 +290,7 @@ def progress(w, c):
         c.t[TS_HEALED_RECOVERY] = max(c.t[TS_HEALED_RECOVERY], d)
         c.t[HEALED_AT] = -1
         c.t[LIVE_DEADLINE] = INF
-        if scenario(c) == SC_ROLLING_RESTART and c.t[ROLL] < w.scal[P_VOTERS]:
+        if scenario(c) == SC_ROLLING_RESTART and c.t[ROLL] < popcount(bootstrap_voters(w)):
             c.t[NEXT_SCRIPT] = now + settle_delay(w, c)
     if c.t[DONE] == 0 and ph == PH_MEASURE and measured(w, c):
         c.t[DONE] = 1

@@ -14,7 +14,7 @@ from .jit import kernel
 
 from .features import FULL_CHECKS, TRACE
 from .layout import CUM_WEIGHT, N_MSGS, S_DISABLED, WEIGHT
-from .quorum_state import popcount
+from .voters import popcount
 from .rng import rand_below, rand_unit
 from .transition import (
     FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, N_FAMILIES, do_action,

@@ -38,7 +38,7 @@ from .liveness import (
     HEALTHY_LEADER_KEPT, check_cut_off, check_recovery_deadline, cut_off_deadline, link, violate,
 )
 from .log import last_epoch
-from .quorum_state import is_voter
+from .voters import is_voter
 from .rng import rand_below
 from .scenarios import (
     on_healed_links, on_restarted, on_script, progress, scenario, start_timed,

@@ -26,10 +26,10 @@ from .layout import (
     FETCH_RESPONSE,
     FOLLOWER, F_CORR, F_DST, F_ERROR, F_SRC, F_TYPE, HW, INFLIGHT, INTENT, INTENT_ARG, I_BACKOFF,
     I_CHECK_QUORUM, I_END_EPOCH, I_FETCH_RESET, I_ROLE, LEADER, LOG_END, N_MSGS, PROSPECTIVE,
-    P_MAJORITY, P_NODES, P_VOTERS, RESIGNED, ROLE, S_STEPS, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE,
+    P_NODES, RESIGNED, ROLE, S_STEPS, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE,
 )
 from .liveness import PRE_VOTE_ISOLATED_NEVER_CANDIDATE, inbound_voters, two_way_voters, violate
-from .quorum_state import is_voter, popcount
+from .voters import in_voters, is_voter, majority, other_voters, popcount
 from .replication import flush_enabled
 from .rng import rand_unit
 from .timing import (
@@ -96,14 +96,14 @@ def enter_role(w, c, i, features):
     elif r != PROSPECTIVE and r != RESIGNED:
         c.node[RETRIES, i] = 0
     if r == PROSPECTIVE and prev != PROSPECTIVE:
-        c.node[PRE_REACH, i] = 1 if two_way_voters(w, i) >= w.scal[P_MAJORITY] else 0
+        c.node[PRE_REACH, i] = 1 if two_way_voters(w, i) >= majority(w, i) else 0
     if (features & PRE_VOTE and r == CANDIDATE and prev == PROSPECTIVE
             and c.node[PRE_REACH, i] == 0):
         violate(w, c, PRE_VOTE_ISOLATED_NEVER_CANDIDATE, i, -1, w.node[EPOCH, i], features)
     if r == FOLLOWER:
         c.node[DL_TIMER, i] = now + follower_timeout(w, c)
     elif r == LEADER:
-        if w.scal[P_VOTERS] > 1:
+        if other_voters(w, i) != 0:
             c.node[DL_CHECK_QUORUM, i] = now + check_quorum_timeout(c)
     elif is_voter(w, i):
         c.node[DL_TIMER, i] = now + election_timeout(w, c)
@@ -199,7 +199,7 @@ def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, 
         if was_leader and (w.node[LOG_END, t] != le or w.node[HW, t] != hw or r != role
                            or w.node[EPOCH, t] != epoch or w.node[UP, t] != up):
             release_parked(w, c, t)
-        if was_leader and voted_req and r != LEADER and inbound_voters(w, t) >= w.scal[P_MAJORITY]:
+        if was_leader and voted_req and r != LEADER and inbound_voters(w, t) >= majority(w, t):
             c.t[TS_DISRUPTIVE] += 1
         if it & I_ROLE or w.node[UP, t] != up:
             c.t[ROLES_CHANGED] = 1  # who leads whom is re-read after the event
@@ -225,7 +225,7 @@ def timed_act(w, c, f, a, b, trace, features):
         # A Fetch its sender sent before it crashed still counts for check quorum
         # when it arrives: the leader's cut-off clock starts again from there.
         stale_fetch = (m[F_TYPE] == FETCH_REQUEST and w.node[UP, m[F_SRC]] == 0
-                       and is_voter(w, m[F_SRC]))
+                       and in_voters(w, t, m[F_SRC]))
     le = hw = role = epoch = up = 0
     was_leader = False
     if t >= 0:

@@ -19,7 +19,7 @@ from .layout import (
     ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
     FOLLOWER, F_CORR, F_DST, F_EPOCH, F_SRC, F_TYPE, GRANTED, LEADER, LEADER_ID, LOG_END,
-    MSG_WIDTH, N_MSGS, PROSPECTIVE, P_NODES, P_VOTERS, REJECTED, RESIGNED, ROLE,
+    MSG_WIDTH, N_MSGS, PROSPECTIVE, P_NODES, REJECTED, RESIGNED, ROLE,
     S_MSGS_LOST, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE, DELIVERED, FAMILY_COUNT,
 )
 from .network import capacity, link_up, take_message
@@ -35,6 +35,7 @@ from .replication import (
 )
 from .quorum_state import vote_rejected
 from .rng import mix64
+from .voters import other_voters
 
 FAM_TIMEOUT = 0        # an election / fetch timer expires
 FAM_DELIVER = 1        # deliver one in-flight message
@@ -63,8 +64,7 @@ NODE_FAMILIES = (FAM_TIMEOUT, FAM_SEND, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_
 def request_targets(w, a):
     """Bitmask of the nodes node a's role would send a request to now."""
     r = w.node[ROLE, a]
-    v = w.scal[P_VOTERS]
-    others = ((1 << v) - 1) & ~(1 << a)
+    others = other_voters(w, a)
     if w.node[UP, a] == 0:
         return 0
     if r == FOLLOWER:

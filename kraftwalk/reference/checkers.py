@@ -30,6 +30,8 @@ from kraftwalk.kernels.checkers import (
 )
 from kraftwalk.kernels.layout import LEADER
 
+from .voters import is_voter, majority, voters
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -130,7 +132,6 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
             found.append(v)
     h.during_step.clear()
 
-    voters = c.params.voters
     leaders = [node for node in c.nodes if node.up and node.role == LEADER]
     extended = False
     for node in c.nodes:
@@ -142,7 +143,7 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
         h.prev_epoch[i] = e
 
         # VoteUniqueness: one vote per voter per epoch (from the persisted vote).
-        if node.voter and node.voted_id is not None:
+        if is_voter(c, node) and node.voted_id is not None:
             prev = h.votes.setdefault((i, e), node.voted_id)
             if prev != node.voted_id:
                 report(VOTE_UNIQUENESS, i, node.voted_id, e)
@@ -178,11 +179,11 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
         if covered > 0:
             clen = len(h.committed)
             m = min(covered, clen)
-            inv = STATE_MACHINE_SAFETY if node.voter else OBSERVER_CONSISTENCY
+            inv = STATE_MACHINE_SAFETY if is_voter(c, node) else OBSERVER_CONSISTENCY
             if node.log[:m] != h.committed[:m]:
                 report(inv, i, -1, e, first_difference(node.log, h.committed, m))
             elif covered > clen:
-                if node.voter:
+                if is_voter(c, node):
                     h.extend_committed(node, covered)
                     extended = True
                 else:
@@ -203,8 +204,8 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
         # MajorityReachedHighWatermark: a majority of voters hold [0, HW) as the leader does.
         hw = node.hw
         if hw is not None and 0 < hw <= node.log_end:
-            holders = sum(1 for j in range(voters) if c.nodes[j].log[:hw] == node.log[:hw])
-            if holders < c.params.majority:
+            holders = sum(1 for j in voters(c, node) if c.nodes[j].log[:hw] == node.log[:hw])
+            if holders < majority(c, node):
                 report(MAJORITY_REACHED_HIGH_WATERMARK, node.id, -1, node.epoch, hw - 1)
 
     # HighWatermarkMonotonic (Kafka's MonotonicHighWatermark): the HW of the highest-epoch

@@ -51,7 +51,8 @@ from .quorum_epoch import (
     handle_end_quorum_epoch_request, handle_end_quorum_epoch_response, send_begin_quorum_epoch,
     send_end_quorum_epoch,
 )
-from .quorum_state import other_voters, vote_rejected
+from .quorum_state import vote_rejected
+from .voters import other_voters
 from .replication import (
     check_quorum_enabled, check_quorum_expired, client_append, client_append_enabled,
     finish_poll, flush_enabled, flush_log, handle_fetch_request, handle_fetch_response, resign,
@@ -89,7 +90,8 @@ class ReferenceCluster:
         self.features = int(features)
         self.compat = check_names(kernel_compat)
         n = self.params.nodes
-        self.nodes = [Node(i, i < self.params.voters, links=set(range(n))) for i in range(n)]
+        self.nodes = [Node(i, links=set(range(n))) for i in range(n)]
+        self.bootstrap_voters = frozenset(range(self.params.voters))  # see voters.py
         self.stats = {name: 0 for name in COUNTED_STATS}
         self.net = Network(self.params.msg_slots, self.stats)
         self.next_value = 0       # last entry value handed out

@@ -15,20 +15,21 @@ from kraftwalk.kernels.layout import (
 
 from .log import last_epoch, log_up_to_date
 from .quorum_state import (
-    has_majority, is_nominee, maybe_handle_common_response, transition_to_candidate,
+    is_nominee, maybe_handle_common_response, transition_to_candidate,
     transition_to_follower, transition_to_leader, transition_to_prospective,
     transition_to_unattached, vote_rejected,
 )
 from .state import Message
+from .voters import has_majority, is_voter
 
 
 def maybe_transition_forward(c, node) -> None:
     """A nominee holding a majority moves on: Prospective -> Candidate -> Leader (both at
     once for a single voter)."""
-    if node.role == PROSPECTIVE and has_majority(c, node.granted):
+    if node.role == PROSPECTIVE and has_majority(c, node, node.granted):
         if not transition_to_candidate(c, node):
             return
-    if node.role == CANDIDATE and has_majority(c, node.granted):
+    if node.role == CANDIDATE and has_majority(c, node, node.granted):
         transition_to_leader(c, node)
 
 
@@ -55,7 +56,7 @@ def election_timeout_enabled(c, node) -> bool:
     an observer only has a fetch timer, as Follower."""
     if not node.up:
         return False
-    if not node.voter:
+    if not is_voter(c, node):
         return node.role == FOLLOWER
     return node.role != LEADER
 
@@ -63,7 +64,7 @@ def election_timeout_enabled(c, node) -> bool:
 def on_election_timeout(c, node) -> None:
     """The election timer (Unattached, Prospective, Candidate, Resigned) or the fetch timer
     (Follower) of a node expires: Kafka's poll* methods."""
-    if not node.voter:
+    if not is_voter(c, node):
         # pollFollowerAsObserver: Unattached in the same epoch, still knowing the leader
         transition_to_unattached(c, node, node.epoch, node.leader_id)
         return

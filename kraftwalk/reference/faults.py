@@ -8,8 +8,9 @@ from kraftwalk.kernels.layout import (
 
 from .log import last_epoch, truncate
 from .quorum_state import (
-    other_voters, start_leader_state, transition_to_candidate, transition_to_prospective,
+    start_leader_state, transition_to_candidate, transition_to_prospective,
 )
+from .voters import is_voter, other_voters
 
 
 def crash_node(c, node) -> None:
@@ -35,7 +36,7 @@ def restart_node(c, node) -> None:
         node.voted_id = None
         node.leader_id = None
         node.role = UNATTACHED
-    elif node.voter and node.leader_id == node.id:
+    elif is_voter(c, node) and node.leader_id == node.id:
         if c.features & MUT_RESTARTED_LEADER:
             # known bug: resume leading the old epoch with whatever log survived
             node.role = LEADER
@@ -49,7 +50,7 @@ def restart_node(c, node) -> None:
             # Kafka restarts Resigned with an EMPTY successor list, which every voter reads
             # as "position 0": all of them get their fetch timer cut to 0.
             node.successors = frozenset(other_voters(c, node))
-    elif node.voter and node.voted_id == node.id:
+    elif is_voter(c, node) and node.voted_id == node.id:
         node.role = CANDIDATE
         node.granted = {node.id}
         node.leader_id = None   # CandidateState.election() persists no leader
@@ -58,7 +59,7 @@ def restart_node(c, node) -> None:
         node.leader_endpoints_known = True
     else:
         node.role = UNATTACHED
-    if node.voter and c.params.voters == 1:
+    if is_voter(c, node) and not other_voters(c, node):
         _single_voter_elects_itself(c, node)
 
 

@@ -10,7 +10,8 @@ from kraftwalk.kernels.layout import (
 
 @dataclass(frozen=True)
 class Params:
-    """Voters are nodes ``0 .. voters-1``, observers ``voters .. voters+observers-1``."""
+    """The bootstrap voters are nodes ``0 .. voters-1``, observers ``voters ..
+    voters+observers-1``; who votes in a node's view is read through ``voters.py``."""
 
     voters: int
     observers: int = 0
@@ -23,10 +24,6 @@ class Params:
     @property
     def nodes(self) -> int:
         return self.voters + self.observers
-
-    @property
-    def majority(self) -> int:
-        return self.voters // 2 + 1
 
     @classmethod
     def of(cls, p) -> "Params":

@@ -13,6 +13,7 @@ from kraftwalk.kernels.layout import (
 )
 
 from .log import append
+from .voters import majority, voters
 
 
 def enter_epoch(c, node, epoch: int) -> None:
@@ -109,18 +110,10 @@ def transition_to_resigned(c, node, successors) -> None:
     c.stats["resignations"] += 1
 
 
-def other_voters(c, node) -> set:
-    return {j for j in range(c.params.voters) if j != node.id}
-
-
-def has_majority(c, ids) -> bool:
-    return sum(1 for j in ids if j < c.params.voters) >= c.params.majority
-
-
 def vote_rejected(c, node) -> bool:
     """EpochElection.isVoteRejected: the granted plus the unrecorded votes can no longer
     make a majority."""
-    return c.params.voters - len(node.rejected) < c.params.majority
+    return len(voters(c, node)) - len(node.rejected) < majority(c, node)
 
 
 def maybe_transition(c, node, leader: int, epoch: int) -> None:

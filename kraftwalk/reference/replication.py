@@ -16,10 +16,11 @@ from kraftwalk.kernels.layout import (
 
 from .log import append, end_offset_for_epoch, last_epoch, truncate
 from .quorum_state import (
-    has_majority, maybe_handle_common_response, other_voters, transition_to_follower,
+    maybe_handle_common_response, transition_to_follower,
     transition_to_resigned,
 )
 from .state import Message
+from .voters import has_majority, is_voter, majority, other_voters, voters
 
 
 # ---------------------------------------------------------------- follower side
@@ -75,7 +76,7 @@ def handle_fetch_response(c, msg: Message) -> None:
                     break   # KAFKA-18723: never append a batch from a future epoch
                 if not append(c, node, e, v):
                     break
-            if node.voter:
+            if is_voter(c, node):
                 node.flushed_end = node.log_end   # voters flush before they fetch again
         if msg.hw >= 0:
             new_hw = min(node.log_end, msg.hw)
@@ -90,8 +91,8 @@ def maybe_update_high_watermark(c, node) -> None:
     """LeaderState.maybeUpdateHighWatermark: the largest offset that a majority of voters
     (the leader included) has reached; it must be past epochStartOffset, and the HW never
     goes down."""
-    ends = sorted((node.replica_end.get(j, -1) for j in range(c.params.voters)), reverse=True)
-    candidate = ends[c.params.majority - 1]
+    ends = sorted((node.replica_end.get(j, -1) for j in voters(c, node)), reverse=True)
+    candidate = ends[majority(c, node) - 1]
     if c.features & MUT_COMMIT_OLD_EPOCH:
         ok = candidate > 0   # known bug: an earlier epoch's entries count (Raft Figure 8)
     else:
@@ -126,10 +127,10 @@ def handle_fetch_request(c, msg: Message) -> None:
     if diverging is None:
         # updateReplicaState, and check-quorum bookkeeping for voters
         node.replica_end[r] = off
-        if r < c.params.voters:
+        if r in voters(c, node):
             node.acked.add(r)
             node.fetched_voters.add(r)
-            if has_majority(c, node.fetched_voters | {node.id}):
+            if has_majority(c, node, node.fetched_voters | {node.id}):
                 node.fetched_voters = set()   # the check-quorum timer restarts
             maybe_update_high_watermark(c, node)
     records = ()
@@ -168,14 +169,14 @@ def finish_poll(c, node) -> None:
     """A voter that appended has flushed by the time it handles anything else: Kafka's
     leader appends and flushes (flushLeaderLog) in one poll, a follower flushes in
     appendAsFollower. Only a crash can come between an append and its flush."""
-    if node.voter and node.flushed_end < node.log_end:
+    if is_voter(c, node) and node.flushed_end < node.log_end:
         flush_log(c, node)
 
 
 def check_quorum_enabled(c, node) -> bool:
     if c.features & MUT_NO_CHECK_QUORUM:
         return False   # known bug: the timer is never checked
-    return node.up and node.role == LEADER and c.params.voters > 1
+    return node.up and node.role == LEADER and bool(other_voters(c, node))
 
 
 def check_quorum_expired(c, node) -> None:

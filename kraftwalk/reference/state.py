@@ -80,7 +80,6 @@ class Message:
 @dataclass(eq=False)
 class Node:
     id: int
-    voter: bool
     up: bool = True
     role: int = UNATTACHED
 
