@@ -227,6 +227,8 @@ REACH_STEP = 65          # [t] 1-based step at which it first did (its witness)
 FAMILY_COUNT = 80        # [f] steps of action family f (transition.FAMILY_NAMES order)
 DELIVERED = 92           # [m] messages of type m delivered to a live node (MSG_NAMES order)
 SCAL_WIDTH = 104
+if DELIVERED + len(MSG_NAMES) > SCAL_WIDTH:  # a new message type needs its delivery counter
+    raise ValueError("scal: the delivery counters of the message types pass SCAL_WIDTH")
 
 # Reachability targets: a run that finds no violation is worth what it reached.
 T_LEADER_ELECTED = 0             # a node became leader
