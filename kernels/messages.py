@@ -24,11 +24,10 @@ traces' fingerprints: new types go at the end.
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 from typing import NamedTuple, Optional
 
 # Every message: its type, ends, epoch (a request's; a response's: the responder's) and
-# correlation id (a request's, echoed by its response).
+# correlation id (a request's, echoed by its response): columns 0 .. 4 of every row.
 HEADER = ("type", "src", "dst", "epoch", "corr")
 
 
@@ -42,16 +41,20 @@ class Int:
         self.columns = (name,)                    # row columns, named F_<NAME>
         self.tail = None                          # name of a variable-length tail, if any
 
-    def canonical(self, msg) -> tuple:
-        """Its values in a reference message's canonical tuple."""
+    def values(self, msg) -> tuple:
+        """Its attributes' values in a reference message (as in ``attrs``)."""
         return (getattr(msg, self.name),)
+
+    def canonical(self, values: tuple) -> tuple:
+        """Its part of the canonical tuple, from its attributes' values."""
+        return values
 
     def encode(self, msg) -> tuple:
         """Its fixed columns' values in the kernel row of a reference message."""
         return (getattr(msg, self.name),)
 
     def decode(self, row, col: dict, n: int) -> tuple:
-        """Its reference attributes' values (as in ``attrs``) from a kernel row."""
+        """Its attributes' values (as in ``attrs``) from a kernel row."""
         return (int(row[col[self.name]]),)
 
 
@@ -62,8 +65,8 @@ class Flag(Int):
         super().__init__(name)
         self.attrs = ((name, bool, False),)
 
-    def canonical(self, msg) -> tuple:
-        return (bool(getattr(msg, self.name)),)
+    def canonical(self, values: tuple) -> tuple:
+        return (bool(values[0]),)
 
     def encode(self, msg) -> tuple:
         return (int(getattr(msg, self.name)),)
@@ -79,8 +82,8 @@ class NodeSet(Int):
         super().__init__(name)
         self.attrs = ((name, frozenset, frozenset()),)
 
-    def canonical(self, msg) -> tuple:
-        return (tuple(sorted(getattr(msg, self.name))),)
+    def canonical(self, values: tuple) -> tuple:
+        return (tuple(sorted(values[0])),)
 
     def encode(self, msg) -> tuple:
         return (sum(1 << j for j in getattr(msg, self.name)),)
@@ -100,8 +103,11 @@ class Diverging:
     columns = ("diverging_epoch", "diverging_end")
     tail = None
 
-    def canonical(self, msg) -> tuple:
+    def values(self, msg) -> tuple:
         return (msg.diverging,)
+
+    def canonical(self, values: tuple) -> tuple:
+        return values
 
     def encode(self, msg) -> tuple:
         if msg.diverging is not None:
@@ -124,8 +130,12 @@ class Records:
     columns = ("base_offset", "n_records")
     tail = "records"
 
-    def canonical(self, msg) -> tuple:
-        return (msg.base_offset if msg.records else None, tuple(msg.records))
+    def values(self, msg) -> tuple:
+        return (msg.base_offset, msg.records)
+
+    def canonical(self, values: tuple) -> tuple:
+        base_offset, records = values
+        return (base_offset if records else None, tuple(records))
 
     def encode(self, msg) -> tuple:
         if msg.error or msg.diverging is not None:
@@ -247,7 +257,7 @@ def canonical(msg) -> tuple:
     """A reference message's meaningful fields, as one comparable tuple."""
     out = (msg.type, msg.src, msg.dst, msg.epoch, msg.corr)
     for field in message_type(msg.type).fields:
-        out += field.canonical(msg)
+        out += field.canonical(field.values(msg))
     return out
 
 
@@ -269,9 +279,9 @@ def pack(msg) -> list:
 
 def decode(row, n: int) -> dict:
     """A kernel row's message as the reference model's attributes (``n``: nodes)."""
-    t = int(row[HEADER.index("type")])
+    t = int(row[0])
     col = TYPE_COLUMNS[t - 1]
-    attrs = {name: int(row[col[name]]) for name in HEADER}
+    attrs = dict(zip(HEADER, map(int, row[:len(HEADER)])))
     for field in message_type(t).fields:
         attrs.update(zip((a[0] for a in field.attrs), field.decode(row, col, n)))
     return attrs
@@ -279,4 +289,9 @@ def decode(row, n: int) -> dict:
 
 def unpack(row, n: int) -> tuple:
     """A kernel row as the tuple :func:`canonical` gives for the same message."""
-    return canonical(SimpleNamespace(**decode(row, n)))
+    t = int(row[0])
+    col = TYPE_COLUMNS[t - 1]
+    out = tuple(map(int, row[:len(HEADER)]))
+    for field in message_type(t).fields:
+        out += field.canonical(field.decode(row, col, n))
+    return out
