@@ -57,7 +57,8 @@ hashes  uint64 [2 + N, max(CAP, N)]
                 checkers compare whole prefixes in O(1)
 
 msgs    int32 [M + 1, MSG_WIDTH + 2 R + 2]   the network: a bag of in-flight messages
-        in rows [0, n_msgs), fields F_* below; R = records per FetchResponse;
+        in rows [0, n_msgs), columns F_* per message type as the table in messages.py
+        says (a header, then each type's fields); R = records per FetchResponse;
         the last row is scratch for the message being handled. The last two
         columns belong to the timed chooser: the delivery time (0 not yet drawn,
         negative: lost at that time) and 1 once a Fetch has been parked
@@ -92,21 +93,11 @@ LEADER = 4
 RESIGNED = 5
 ROLE_NAMES = ("Unattached", "Prospective", "Candidate", "Follower", "Leader", "Resigned")
 
-# ---- message types ---------------------------------------------------------
-MSG_NONE = 0
-VOTE_REQUEST = 1
-VOTE_RESPONSE = 2
-BEGIN_QUORUM_EPOCH_REQUEST = 3
-BEGIN_QUORUM_EPOCH_RESPONSE = 4
-END_QUORUM_EPOCH_REQUEST = 5
-END_QUORUM_EPOCH_RESPONSE = 6
-FETCH_REQUEST = 7
-FETCH_RESPONSE = 8
-MSG_NAMES = (
-    "None", "VoteRequest", "VoteResponse", "BeginQuorumEpochRequest",
-    "BeginQuorumEpochResponse", "EndQuorumEpochRequest", "EndQuorumEpochResponse",
-    "FetchRequest", "FetchResponse",
-)
+# ---- message types and row columns ------------------------------------------------
+# Type ids (VOTE_REQUEST .. FETCH_RESPONSE, MSG_NONE = 0), MSG_NAMES, the row columns
+# F_TYPE .. F_RECORDS and MSG_WIDTH are derived from the message table in messages.py
+# and re-exported here as plain ints.
+from .messages import *  # noqa: E402,F401,F403
 
 # ---- error codes carried in responses --------------------------------------
 ERR_NONE = 0
@@ -114,36 +105,6 @@ ERR_FENCED_LEADER_EPOCH = 1
 ERR_NOT_LEADER_OR_FOLLOWER = 2
 ERR_UNKNOWN_LEADER_EPOCH = 3
 ERROR_NAMES = ("NONE", "FENCED_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER", "UNKNOWN_LEADER_EPOCH")
-
-# ---- message fields: common header -----------------------------------------
-F_TYPE = 0
-F_SRC = 1
-F_DST = 2
-F_EPOCH = 3          # a request's epoch; a response's: the responder's epoch
-F_CORR = 4           # correlation id of the request (echoed by its response)
-# every response
-F_ERROR = 5
-F_LEADER = 6         # responder's known leader in F_EPOCH, -1 none
-# VoteRequest
-F_LAST_EPOCH = 5     # candidate's last log entry epoch
-F_LAST_OFFSET = 6    # candidate's log end offset
-F_PRE_VOTE = 7       # 1 = pre-vote (echoed in VoteResponse)
-# VoteResponse
-F_GRANTED = 8
-# BeginQuorumEpoch / EndQuorumEpoch request
-F_REQ_LEADER = 5
-F_SUCCESSORS = 6     # EndQuorumEpoch: bitmask of preferred successors
-# FetchRequest
-F_FETCH_OFFSET = 5
-F_LAST_FETCHED_EPOCH = 6
-# FetchResponse
-F_HW = 7             # leader's HW, -1 unknown
-F_DIVERGING_EPOCH = 8  # -1 none
-F_DIVERGING_END = 9
-F_BASE_OFFSET = 10
-F_N_RECORDS = 11
-F_RECORDS = 12       # then (epoch, value) pairs
-MSG_WIDTH = 12
 
 # ---- node fields (rows of node) -------------------------------------------------
 ROLE = 0
@@ -267,6 +228,8 @@ REACH_STEP = 65          # [t] 1-based step at which it first did (its witness)
 FAMILY_COUNT = 80        # [f] steps of action family f (transition.FAMILY_NAMES order)
 DELIVERED = 92           # [m] messages of type m delivered to a live node (MSG_NAMES order)
 SCAL_WIDTH = 104
+if DELIVERED + len(MSG_NAMES) > SCAL_WIDTH:  # a new message type needs its delivery counter
+    raise ValueError("scal: the delivery counters of the message types pass SCAL_WIDTH")
 
 # Reachability targets: a run that finds no violation is worth what it reached.
 T_LEADER_ELECTED = 0             # a node became leader

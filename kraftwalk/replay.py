@@ -222,34 +222,55 @@ def describe_action(action, before: dict, after: dict | None = None) -> str:
     return f"{name}: node {a}"
 
 
+def _pre_vote(f: dict) -> str:
+    return "pre-vote " if f["pre_vote"] else ""
+
+
+def _describe_vote_response(head: str, f: dict) -> str:
+    from kraftwalk.kernels.layout import ERROR_NAMES
+
+    err, leader = f["error"], f["leader"]
+    return (f"{head} {_pre_vote(f)}{'granted' if f['granted'] else 'rejected'}"
+            f"{'' if err == 0 else ' ' + ERROR_NAMES[err]}{'' if leader < 0 else f' leader={leader}'}")
+
+
+def _describe_fetch_response(head: str, f: dict) -> str:
+    from kraftwalk.kernels.layout import ERROR_NAMES
+
+    s = f"{head} hw={f['hw']}"
+    if f["error"]:
+        s += f" {ERROR_NAMES[f['error']]} leader={f['leader']}"
+    diverging = f["diverging"]
+    if diverging is not None and diverging != -1 and diverging != (-1, -1):
+        s += f" diverging={diverging}"
+    if f["records"]:
+        s += f" records@{f['base_offset']}={list(f['records'])}"
+    return s
+
+
+# How replay words a message, by type name, from its named payload fields; a type not
+# listed here shows its payload values in the message table's order.
+DESCRIBE = {
+    "VoteRequest": lambda head, f: (f"{head} {_pre_vote(f)}"
+                                    f"last=({f['last_offset']}, e{f['last_epoch']})"),
+    "VoteResponse": _describe_vote_response,
+    "FetchRequest": lambda head, f: (f"{head} offset={f['fetch_offset']} "
+                                     f"lastEpoch={f['last_fetched_epoch']}"),
+    "FetchResponse": _describe_fetch_response,
+}
+
+
 def describe_message(m: tuple) -> str:
-    from kraftwalk.kernels.layout import ERROR_NAMES, MSG_NAMES
+    """One line for a message's canonical tuple (``Message.canonical``)."""
+    from kraftwalk.kernels.messages import canonical_names, message_type
 
     t, src, dst, epoch, corr = m[:5]
-    head = f"{MSG_NAMES[t]} {src}->{dst} e{epoch}"
-    rest = m[5:]
-    name = MSG_NAMES[t]
-    if name == "VoteRequest":
-        last_epoch, last_offset, pre = rest
-        return f"{head} {'pre-vote ' if pre else ''}last=({last_offset}, e{last_epoch})"
-    if name == "VoteResponse":
-        err, leader, pre, granted = rest
-        return (f"{head} {'pre-vote ' if pre else ''}{'granted' if granted else 'rejected'}"
-                f"{'' if err == 0 else ' ' + ERROR_NAMES[err]}{'' if leader < 0 else f' leader={leader}'}")
-    if name == "FetchRequest":
-        off, lfe = rest
-        return f"{head} offset={off} lastEpoch={lfe}"
-    if name == "FetchResponse":
-        err, leader, hw, diverging, base, records = rest
-        s = f"{head} hw={hw}"
-        if err:
-            s += f" {ERROR_NAMES[err]} leader={leader}"
-        if diverging is not None and diverging != -1 and diverging != (-1, -1):
-            s += f" diverging={diverging}"
-        if records:
-            s += f" records@{base}={list(records)}"
-        return s
-    return f"{head} " + " ".join(str(x) for x in rest)
+    name = message_type(t).name
+    head = f"{name} {src}->{dst} e{epoch}"
+    describe = DESCRIBE.get(name)
+    if describe is None:
+        return f"{head} " + " ".join(str(x) for x in m[5:])
+    return describe(head, dict(zip(canonical_names(t), m[5:])))
 
 
 def describe_node_change(i: int, x: dict, y: dict) -> str | None:

@@ -13,68 +13,32 @@ A node's fields fall in three groups, as in Kafka:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, make_dataclass
 from typing import Optional
 
-from kraftwalk.kernels.layout import (
-    BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, END_QUORUM_EPOCH_REQUEST,
-    END_QUORUM_EPOCH_RESPONSE, ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE, UNATTACHED,
-    VOTE_REQUEST, VOTE_RESPONSE,
-)
+from kraftwalk.kernels import messages
+from kraftwalk.kernels.layout import UNATTACHED
 
 Entry = tuple  # (epoch, value)
 
 
-@dataclass(frozen=True)
-class Message:
-    """One in-flight request or response. Only the fields of its type matter."""
+def _canonical(self) -> tuple:
+    """The meaningful fields of its type, as one comparable tuple."""
+    return messages.canonical(self)
 
-    type: int
-    src: int
-    dst: int
-    epoch: int             # a request's epoch; a response's: the responder's epoch
-    corr: int              # correlation id of the request (echoed by its response)
-    # every response
-    error: int = ERR_NONE
-    leader: int = -1       # responder's known leader in `epoch`, -1 none
-    # VoteRequest / VoteResponse
-    last_epoch: int = 0
-    last_offset: int = 0
-    pre_vote: bool = False
-    granted: bool = False
-    # BeginQuorumEpoch / EndQuorumEpoch requests
-    req_leader: int = -1
-    successors: frozenset = frozenset()
-    # FetchRequest
-    fetch_offset: int = 0
-    last_fetched_epoch: int = 0
-    # FetchResponse
-    hw: int = -1                              # leader's HW, -1 unknown
-    diverging: Optional[tuple] = None         # (epoch, end offset) to truncate to
-    base_offset: int = 0
-    records: tuple = ()                       # ((epoch, value), ...)
 
-    def canonical(self) -> tuple:
-        """The meaningful fields, as one comparable tuple."""
-        head = (self.type, self.src, self.dst, self.epoch, self.corr)
-        t = self.type
-        if t == VOTE_REQUEST:
-            return head + (self.last_epoch, self.last_offset, bool(self.pre_vote))
-        if t == VOTE_RESPONSE:
-            return head + (self.error, self.leader, bool(self.pre_vote), bool(self.granted))
-        if t == BEGIN_QUORUM_EPOCH_REQUEST:
-            return head + (self.req_leader,)
-        if t == END_QUORUM_EPOCH_REQUEST:
-            return head + (self.req_leader, tuple(sorted(self.successors)))
-        if t in (BEGIN_QUORUM_EPOCH_RESPONSE, END_QUORUM_EPOCH_RESPONSE):
-            return head + (self.error, self.leader)
-        if t == FETCH_REQUEST:
-            return head + (self.fetch_offset, self.last_fetched_epoch)
-        if t == FETCH_RESPONSE:
-            base = self.base_offset if self.records else None
-            return head + (self.error, self.leader, self.hw, self.diverging, base,
-                           tuple(self.records))
-        raise ValueError(f"unknown message type {t}")
+Message = make_dataclass(
+    "Message",
+    [(name, int) for name in messages.HEADER] + messages.reference_attributes(),
+    frozen=True,
+    namespace={
+        "__doc__": "One in-flight request or response: the header, then every payload "
+                   "attribute of the message table (kernels/messages.py) with its default; "
+                   "only the fields of its type matter.",
+        "__module__": __name__,
+        "canonical": _canonical,
+    },
+)
 
 
 @dataclass(eq=False)

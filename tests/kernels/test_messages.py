@@ -1,0 +1,94 @@
+"""The message table (kernels/messages.py) against the kernel's row layout and the
+reference model: the columns it derives fit the row and never drift from layout's
+constants, and every message the kernel puts in flight reads back as a reference
+message that packs to the same row and fingerprint."""
+from __future__ import annotations
+
+from kraftwalk.kernels import layout, messages
+from kraftwalk.kernels.layout import F_CORR, MSG_NAMES, MSG_WIDTH, N_MSGS, P_NODES
+from kraftwalk.kernels.messages import HEADER, MESSAGE_TYPES, TYPE_COLUMNS
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
+from kraftwalk.kernels.transition import message_fingerprint
+from kraftwalk.reference.encoding import message_fingerprint as reference_fingerprint
+from kraftwalk.reference.state import Message
+
+from conftest import F, params
+
+
+def test_each_type_has_the_header_then_distinct_payload_columns_within_the_row():
+    for mt, col in zip(MESSAGE_TYPES, TYPE_COLUMNS):
+        assert [col[name] for name in HEADER] == list(range(len(HEADER))), mt.name
+        tails = {f.tail for f in mt.fields if f.tail}
+        payload = [k for name, k in col.items() if name not in HEADER and name not in tails]
+        assert len(set(payload)) == len(payload), mt.name
+        assert all(F_CORR < k < MSG_WIDTH for k in payload), mt.name
+        assert all(col[name] == MSG_WIDTH for name in tails), mt.name
+
+
+def test_layout_exports_the_tables_ids_and_columns_as_plain_ints():
+    # Numba reads these as compile-time constants: they must be ints, one column per name.
+    assert MSG_NAMES == ("None",) + tuple(mt.name for mt in MESSAGE_TYPES)
+    for t, mt in enumerate(MESSAGE_TYPES, start=1):
+        assert getattr(layout, messages.constant_name(mt.name)) == t
+        for name, k in TYPE_COLUMNS[t - 1].items():
+            value = getattr(layout, "F_" + name.upper())
+            assert type(value) is int and value == k, (mt.name, name)
+    assert type(layout.MSG_WIDTH) is int and layout.MSG_WIDTH == MSG_WIDTH
+
+
+def test_ids_and_columns_stay_as_recorded_traces_hash_them():
+    # Fingerprints in recorded traces hash type ids and columns F_CORR+1 .. MSG_WIDTH-1:
+    # a new message type goes at the end of the table and leaves these as they are.
+    assert MSG_NAMES[1:9] == (
+        "VoteRequest", "VoteResponse", "BeginQuorumEpochRequest", "BeginQuorumEpochResponse",
+        "EndQuorumEpochRequest", "EndQuorumEpochResponse", "FetchRequest", "FetchResponse")
+    payload = {mt.name: [n for n, _ in sorted(col.items(), key=lambda x: x[1])][len(HEADER):]
+               for mt, col in zip(MESSAGE_TYPES, TYPE_COLUMNS)}
+    assert payload["VoteRequest"] == ["last_epoch", "last_offset", "pre_vote"]
+    assert payload["VoteResponse"] == ["error", "leader", "pre_vote", "granted"]
+    assert payload["EndQuorumEpochRequest"] == ["req_leader", "successors"]
+    assert payload["FetchRequest"] == ["fetch_offset", "last_fetched_epoch"]
+    assert payload["FetchResponse"] == ["error", "leader", "hw", "diverging_epoch",
+                                        "diverging_end", "base_offset", "n_records", "records"]
+    assert (layout.F_RECORDS, MSG_WIDTH) == (12, 12)
+
+
+def _check_row(w, k, n):
+    """In-flight row k -> reference message -> the same row, fingerprint and canonical tuple."""
+    row = w.msgs[k].tolist()
+    msg = Message(**messages.decode(row, n))
+    packed = messages.pack(msg)
+    assert packed == row[:len(packed)], (msg, row)
+    assert not any(row[len(packed):-2]), row     # the last two columns are the timed chooser's
+    assert reference_fingerprint(msg) == int(message_fingerprint(w, k)), msg
+    assert messages.unpack(row, n) == msg.canonical()
+    return msg
+
+
+# A FetchResponse of each kind: failed, diverging, with records.
+FETCH_KINDS = {(True, False, False), (False, True, False), (False, False, True)}
+
+
+def _missing(seen: set) -> tuple:
+    types = set(range(1, len(MESSAGE_TYPES) + 1)) - {shape[0] for shape in seen}
+    fetch = FETCH_KINDS - {shape[1:] for shape in seen if shape[0] == layout.FETCH_RESPONSE}
+    return types, fetch
+
+
+def test_every_message_the_kernel_sends_round_trips_through_the_reference_model():
+    p = params(3, 1)
+    n = int(p[P_NODES])
+    seen = set()
+    for walk in range(40):
+        actions = record_walk(7, walk, p, DEFAULT_WEIGHTS, True, F)[0]
+        w = new_walk(p)
+        for action in actions:
+            if apply_and_check(w, tuple(int(x) for x in action), F) > 0:
+                break
+            for k in range(int(w.scal[N_MSGS])):
+                msg = _check_row(w, k, n)
+                seen.add((msg.type, msg.error != 0, msg.diverging is not None, bool(msg.records)))
+        if _missing(seen) == (set(), set()):
+            break
+    assert _missing(seen) == (set(), set()), seen
