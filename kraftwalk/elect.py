@@ -148,10 +148,13 @@ class CellResult:
 
 
 def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: Path | None,
-             advance: Callable[[int], None] = lambda n: None) -> CellResult:
+             advance: Callable[[int], None] = lambda n: None,
+             on_result: Callable[[CellResult], None] = lambda r: None) -> CellResult:
     """Every walk of one cell; parts saved under out/walks (or out/walks_histogram)
-    as they finish."""
+    as they finish. ``on_result`` receives the cell's result in the same signal-proof
+    block that saves its last part, so a stop never leaves a saved cell out of the summary."""
     from kraftwalk.output import write_table_atomic
+    from kraftwalk.signals import deferred
 
     rows = cfg.walk_stats == "rows"
     params = timed_params(voters, cfg.observers, cfg.depth)
@@ -164,6 +167,7 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
     part = Histogram()
     pending_first = 0
     steps = 0
+    result: CellResult | None = None
 
     def save(end: int) -> None:
         nonlocal pending, pending_first, part
@@ -178,27 +182,32 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
     chunks = cell_chunks(cfg, voters, pre_vote, workers)
     try:
         for first, stats, viol, timed in chunks:
-            t = walks_table(cfg, voters, pre_vote, first, stats, viol, timed)
-            hist.add(timed)
-            steps += int(pc.sum(t.column("steps")).as_py() or 0)
-            bad.append(violations_table(t))
-            if rows:
-                tables.append(t)
-                pending.append(t)
-            else:
-                part.add(timed)
-            end = first + len(stats)
-            if end - pending_first >= PART_WALKS or end == cfg.walks:
-                save(end)
-            advance(len(stats))
+            with deferred():  # counted, saved and (at the end) reported whole, or not at all
+                t = walks_table(cfg, voters, pre_vote, first, stats, viol, timed)
+                hist.add(timed)
+                steps += int(pc.sum(t.column("steps")).as_py() or 0)
+                bad.append(violations_table(t))
+                if rows:
+                    tables.append(t)
+                    pending.append(t)
+                else:
+                    part.add(timed)
+                end = first + len(stats)
+                if end - pending_first >= PART_WALKS or end == cfg.walks:
+                    save(end)
+                advance(len(stats))
+                if end == cfg.walks:
+                    result = CellResult(
+                        voters, pre_vote, pa.concat_tables(tables) if rows else None, hist,
+                        pa.concat_tables(bad),
+                        {"voters": voters, "pre_vote": pre_vote, "jit_seconds": round(jit, 3),
+                         "seconds": round(time.perf_counter() - start, 3),
+                         "walks": hist.walks, "events": hist.totals["events"], "steps": steps})
+                    on_result(result)
     finally:
         chunks.close()
-    seconds = time.perf_counter() - start
-    return CellResult(voters, pre_vote, pa.concat_tables(tables) if rows else None, hist,
-                      pa.concat_tables(bad),
-                      {"voters": voters, "pre_vote": pre_vote, "jit_seconds": round(jit, 3),
-                       "seconds": round(seconds, 3), "walks": hist.walks,
-                       "events": hist.totals["events"], "steps": steps})
+    assert result is not None, "a cell's chunks ended before its last walk"
+    return result
 
 
 def summarize(cells: list[CellResult]) -> list[dict]:
@@ -282,7 +291,7 @@ def run(cfg: ElectConfig, out: Path, workers: int,
     cells: list[CellResult] = []
     try:
         for v, p in cfg.cells():
-            cells.append(run_cell(cfg, v, p, workers, out, advance))
+            run_cell(cfg, v, p, workers, out, advance, cells.append)
             on_cell(cells[-1].info)
     except RunStopped as stop:  # keep the finished cells' summary; their walks are saved
         write_outputs(cfg, out, cells, f"stopped by {stop}", started)
