@@ -64,7 +64,8 @@ def main() -> None:
     text = (markdown_table(list(rows[0]), [r.values() for r in rows])
             + "\nRandom faults: crashes, partitions, loss bursts and lost messages. Mutation "
             f"{MUTATION}, seed {args.seed}, {VOTERS} voters + 1 observer, pre-vote on, Kafka's "
-            "timing; `python experiments/shrink_timed.py`.\n")
+            "timing; the first row's seconds include compiling the kernels; "
+            "`python experiments/shrink_timed.py`.\n")
     args.out.mkdir(exist_ok=True)
     write_text_atomic(args.out / "shrink-timed.md", text)
 
