@@ -34,9 +34,13 @@ def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
     from kraftwalk.config import FAULT_WEIGHTS
     from kraftwalk.kernels.transition import FAMILY_NAMES
 
-    base = base_weights(cfg.weights)
+    from kraftwalk.kernels.swarm import FEATURE_WEIGHTS
+
+    base = base_weights(cfg.weights).copy()
+    for family, weight in FEATURE_WEIGHTS.items():  # a family whose feature is off weighs 0
+        on = cfg.snapshots  # the only feature with families of its own
+        base[FAMILY_NAMES.index(family)] = (1.0 if cfg.weights == "uniform" else weight) if on else 0.0
     if any(getattr(cfg, name) is not None for name in FAULT_WEIGHTS):
-        base = base.copy()
         for name, family in FAULT_WEIGHTS.items():
             if getattr(cfg, name) is not None:
                 base[FAMILY_NAMES.index(family)] = getattr(cfg, name)

@@ -162,6 +162,18 @@ PreVote = Annotated[
         decls=("--pre-vote/--no-pre-vote",),
     ),
 ]
+Snapshots = Annotated[
+    Optional[bool],
+    _option(
+        "snapshots",
+        "Model snapshots (KIP-630): nodes snapshot their committed log and clean the log up "
+        "to it; a follower the leader's log no longer covers downloads its snapshot "
+        "(FetchSnapshot). Adds the Snapshot* invariants' subjects and two action families.",
+        "--no-snapshots",
+        PANEL_CLUSTER,
+        decls=("--snapshots/--no-snapshots",),
+    ),
+]
 # The tuned weights (kernels.swarm.DEFAULT_WEIGHTS, checked by a test); written
 # out so that --help does not load the kernels.
 TUNED_WEIGHTS_HELP = ("tuned: deliver 12, send 4, client_append 2, flush 2, timeout 1, "

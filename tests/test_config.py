@@ -34,7 +34,8 @@ def test_invariant_names_and_order() -> None:
         "ElectionSafety", "VoteUniqueness", "LeaderAppendOnly", "EpochMonotonic",
         "LogMatching", "LeaderCompleteness", "StateMachineSafety", "HighWatermarkValid",
         "HighWatermarkMonotonic", "MajorityReachedHighWatermark", "CommitCurrentEpoch",
-        "ObserverConsistency",
+        "ObserverConsistency", "SnapshotMonotonic", "SnapshotConsistent", "SnapshotAtLogStart",
+        "LeaderNeverLoadsSnapshot",
     )
     assert isinstance(config.MUTATIONS, tuple) and config.MUTATIONS[0] == "none"
 
