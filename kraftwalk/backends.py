@@ -22,10 +22,16 @@ from kraftwalk.errors import UsageError
 
 def base_weights(mode: str) -> np.ndarray:
     """Family weights of a weights mode: the tuned defaults (the centre of the swarm's
-    draws, and the ``fixed`` mode) or all equal (``uniform``)."""
+    draws, and the ``fixed`` mode) or all equal (``uniform``). A feature's families
+    weigh 0 here; :func:`walk_weights` weighs them when their feature is on."""
     from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+    from kraftwalk.kernels.transition import N_BASE_FAMILIES
 
-    return np.ones_like(DEFAULT_WEIGHTS) if mode == "uniform" else DEFAULT_WEIGHTS
+    if mode != "uniform":
+        return DEFAULT_WEIGHTS
+    uniform = np.ones_like(DEFAULT_WEIGHTS)
+    uniform[N_BASE_FAMILIES:] = 0.0
+    return uniform
 
 
 def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
@@ -37,9 +43,9 @@ def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
     from kraftwalk.kernels.swarm import FEATURE_WEIGHTS
 
     base = base_weights(cfg.weights).copy()
-    for family, weight in FEATURE_WEIGHTS.items():  # a family whose feature is off weighs 0
-        on = cfg.snapshots  # the only feature with families of its own
-        base[FAMILY_NAMES.index(family)] = (1.0 if cfg.weights == "uniform" else weight) if on else 0.0
+    if cfg.snapshots:  # the only feature with action families of its own
+        for family, weight in FEATURE_WEIGHTS.items():
+            base[FAMILY_NAMES.index(family)] = 1.0 if cfg.weights == "uniform" else weight
     if any(getattr(cfg, name) is not None for name in FAULT_WEIGHTS):
         for name, family in FAULT_WEIGHTS.items():
             if getattr(cfg, name) is not None:
