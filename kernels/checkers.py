@@ -21,11 +21,12 @@ from .jit import kernel
 from .layout import (
     CM_BY, CM_EPOCH, CM_VALUE, COMMIT_HASH, DIRTY_FROM, ENTRY_EPOCH, ENTRY_VALUE, EPOCH,
     GN_PREV_EPOCH, GN_PREV_LEADER_EPOCH, GN_PREV_LOG_END, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
-    G_LEADER_HW_EPOCH, G_REACH, G_VOTE, HW, LEADER, LOG_END, LOG_HASH, PREV_HASH, P_NODES, ROLE, S_COMMITTED, S_STEPS, UP, VOTED_ID, V_EPOCH, V_INVARIANT,
+    G_LEADER_HW_EPOCH, G_REACH, G_VOTE, HW, LEADER, LOG_END, GN_LOADED, GN_PREV_SNAP_END,
+    LOG_START, SNAP_END, SNAP_EPOCH, START_EPOCH, LOG_HASH, PREV_HASH, P_NODES, ROLE, S_COMMITTED, S_STEPS, UP, VOTED_ID, V_EPOCH, V_INVARIANT,
     V_NODE_A, V_NODE_B, V_OFFSET, V_STEP, T_ENTRY_COMMITTED,
 )
 from .coverage import reach
-from .features import FULL_CHECKS
+from .features import FULL_CHECKS, SNAPSHOTS
 from .log import prefix_hash
 from .voters import is_voter, majority, voters
 
@@ -41,14 +42,19 @@ HIGH_WATERMARK_MONOTONIC = 8
 MAJORITY_REACHED_HIGH_WATERMARK = 9
 COMMIT_CURRENT_EPOCH = 10
 OBSERVER_CONSISTENCY = 11
-N_INVARIANTS = 12
+SNAPSHOT_MONOTONIC = 12
+SNAPSHOT_CONSISTENT = 13
+SNAPSHOT_AT_LOG_START = 14
+LEADER_NEVER_LOADS_SNAPSHOT = 15
+N_INVARIANTS = 16
 ALL_CHECKS = (1 << N_INVARIANTS) - 1
 
 INVARIANT_NAMES = (
     "ElectionSafety", "VoteUniqueness", "LeaderAppendOnly", "EpochMonotonic",
     "LogMatching", "LeaderCompleteness", "StateMachineSafety", "HighWatermarkValid",
     "HighWatermarkMonotonic", "MajorityReachedHighWatermark", "CommitCurrentEpoch",
-    "ObserverConsistency",
+    "ObserverConsistency", "SnapshotMonotonic", "SnapshotConsistent", "SnapshotAtLogStart",
+    "LeaderNeverLoadsSnapshot",
 )
 
 
@@ -202,11 +208,52 @@ def check_node(w, i, checks):
             elif checks & (1 << OBSERVER_CONSISTENCY):
                 report(w, OBSERVER_CONSISTENCY, i, -1, e, c)
 
+    if checks & SNAPSHOTS:
+        check_snapshots(w, i, checks)
+
     # LogMatching over the entries node i wrote in this step, then clear the mark.
     if w.node[DIRTY_FROM, i] < w.node[LOG_END, i] and checks & (1 << LOG_MATCHING):
         check_log_matching(w, i, w.scal[P_NODES])
     w.node[DIRTY_FROM, i] = w.log.shape[2]
     return extended
+
+
+@kernel
+def check_snapshots(w, i, checks):
+    """The snapshot invariants of node i (KIP-630). A snapshot's content is the log
+    prefix below its end (layout), so the log invariants above already see through it."""
+    e = w.node[EPOCH, i]
+    s = w.node[SNAP_END, i]
+
+    # LeaderNeverLoadsSnapshot: only a follower installs a downloaded snapshot.
+    if w.node[GN_LOADED, i] == LEADER + 1 and checks & (1 << LEADER_NEVER_LOADS_SNAPSHOT):
+        report(w, LEADER_NEVER_LOADS_SNAPSHOT, i, -1, e, s)
+    w.node[GN_LOADED, i] = 0
+
+    # SnapshotMonotonic: a node's latest snapshot never moves back, crashes included.
+    if s < w.node[GN_PREV_SNAP_END, i] and checks & (1 << SNAPSHOT_MONOTONIC):
+        report(w, SNAPSHOT_MONOTONIC, i, -1, e, s)
+    w.node[GN_PREV_SNAP_END, i] = s
+
+    # SnapshotConsistent: a snapshot ending at s is the committed log up to s, and its
+    # epoch is that of the committed entry at s - 1.
+    if s > 0 and checks & (1 << SNAPSHOT_CONSISTENT):
+        c = w.scal[G_COMMIT_LEN]
+        m = min(s, c)
+        if m > 0 and w.hashes[LOG_HASH + i, m - 1] != w.hashes[COMMIT_HASH, m - 1]:
+            report(w, SNAPSHOT_CONSISTENT, i, -1, e, first_mismatch(w, i, m))
+        elif s > c:
+            report(w, SNAPSHOT_CONSISTENT, i, -1, e, c)
+        elif w.node[SNAP_EPOCH, i] != w.ghost[CM_EPOCH, s - 1]:
+            report(w, SNAPSHOT_CONSISTENT, i, -1, e, s - 1)
+
+    # SnapshotAtLogStart: a running node's log starts at a snapshot it holds: at or
+    # below its latest snapshot and its log end, with the epoch of the entry below it.
+    start = w.node[LOG_START, i]
+    if start > 0 and w.node[UP, i] == 1 and checks & (1 << SNAPSHOT_AT_LOG_START):
+        if (start > s or start > w.node[LOG_END, i]
+                or w.node[START_EPOCH, i] != w.log[ENTRY_EPOCH, i, start - 1]):
+            report(w, SNAPSHOT_AT_LOG_START, i, -1, e, start)
 
 
 @kernel

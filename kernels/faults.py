@@ -2,16 +2,18 @@
 from .jit import kernel
 
 from .election import maybe_transition_forward, start_election
-from .features import MUT_RESTARTED_LEADER
+from .features import MUT_RESTARTED_LEADER, SNAPSHOTS
 from .layout import (
     ACKED_MASK, CANDIDATE, EPOCH, EPOCH_START, FLUSHED_END, FOLLOWER, GRANTED, HW, LEADER,
     LEADER_ID, LINKS, LOG_END, PREFERRED, P_NODES, RESIGNED, ROLE, S_CRASHES,
-    S_MSGS_LOST, T_UNFLUSHED_TAIL_LOST, UNATTACHED, UP, VOTED_ID, I_ROLE,
+    S_MSGS_LOST, T_RESTARTED_FROM_SNAPSHOT, T_UNFLUSHED_TAIL_LOST, UNATTACHED, UP, VOTED_ID,
+    I_ROLE,
 )
 from .coverage import reach
 from .log import last_epoch, truncate_to
 from .network import duplicate_message, remove_message
 from .quorum_state import clear_volatile, intend, reset_connections, reset_leader_state
+from .snapshots import truncate_to_latest_snapshot
 from .voters import is_voter, other_voters
 
 
@@ -45,6 +47,10 @@ def restart_node(w, i, features):
     clear_volatile(w, i)
     reset_connections(w, i)
     intend(w, i, I_ROLE)
+    if features & SNAPSHOTS and truncate_to_latest_snapshot(w, i):
+        # KafkaMetadataLog on load: a log that lost its unflushed tail below the latest
+        # snapshot starts at the snapshot.
+        reach(w, T_RESTARTED_FROM_SNAPSHOT, 0)
     voter = is_voter(w, i)
     log_epoch = last_epoch(w, i)
     if w.node[EPOCH, i] < log_epoch:

@@ -1,22 +1,28 @@
 """Compile-time feature mask.
 
-Behaviour that can be switched (pre-vote, each invariant check, each known-bug
-mutation, trace recording) is one bit of an int passed to the kernels as a
-Numba *literal*: every distinct mask compiles its own specialisation, the
-branches on it fold away, and the unmutated kernel pays nothing for mutations.
-Bits 0-15 are the invariant checks (ids in ``checkers``).
+Behaviour that can be switched (pre-vote, snapshots, each invariant check, each
+known-bug mutation, trace recording) is one bit of an int passed to the kernels as
+a Numba *literal*: every distinct mask compiles its own specialisation, the branches
+on it fold away, and the unmutated kernel pays nothing for mutations. Bits 0-31 are
+the property checks: the safety invariants (ids in ``checkers``), then the timed
+mode's liveness properties (``liveness``).
 """
-PRE_VOTE = 1 << 16
-TRACE = 1 << 17
+PRE_VOTE = 1 << 32
+TRACE = 1 << 33
 # Check every node after every step and recompute every enabled-action mask, instead
 # of only the node the step changed: slower, and the reference the fast path must equal.
-FULL_CHECKS = 1 << 18
+FULL_CHECKS = 1 << 34
+# KIP-630 snapshots: nodes snapshot their committed log and clean it up to the snapshot,
+# followers below the leader's log start fetch its snapshot (kernels/snapshots.py).
+SNAPSHOTS = 1 << 35
 
 # Known-bug mutations (protocol-notes.md, "Known bugs a checker must be able to find").
-MUT_COMMIT_OLD_EPOCH = 1 << 24      # HW advances over an earlier epoch's entry (Raft Figure 8)
-MUT_DOUBLE_VOTE = 1 << 25           # a voter grants a second vote in the same epoch
-MUT_RESTARTED_LEADER = 1 << 26      # a restarted leader resumes leading its old epoch
-MUT_NO_CHECK_QUORUM = 1 << 27       # a leader never resigns for lack of fetches
-MUT_NO_FETCH_TIMER_RESET = 1 << 28  # a follower's fetch timer is not restarted by a fetch
+MUT_COMMIT_OLD_EPOCH = 1 << 40      # HW advances over an earlier epoch's entry (Raft Figure 8)
+MUT_DOUBLE_VOTE = 1 << 41           # a voter grants a second vote in the same epoch
+MUT_RESTARTED_LEADER = 1 << 42      # a restarted leader resumes leading its old epoch
+MUT_NO_CHECK_QUORUM = 1 << 43       # a leader never resigns for lack of fetches
+MUT_NO_FETCH_TIMER_RESET = 1 << 44  # a follower's fetch timer is not restarted by a fetch
+MUT_SNAPSHOT_ABOVE_HW = 1 << 45     # a snapshot is taken up to the log end, past the HW
+MUT_LEADER_LOADS_SNAPSHOT = 1 << 46  # a snapshot download is installed whatever the role
 
-CHECKS_MASK = (1 << 16) - 1
+CHECKS_MASK = (1 << 32) - 1

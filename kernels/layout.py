@@ -39,6 +39,18 @@ node    int32 [NODE_FIELDS, N]                         per-node fields
   INTENT        timer intents (I_* bits) the handlers record for the timed chooser
                 (kernels.timed), which reads and clears them; the untimed one ignores them
   INTENT_ARG    argument of an intent: EndQuorumEpoch's preferred-successor mask
+  LOG_START     log start offset: the end of the earliest snapshot kept, 0 none (persistent)
+  START_EPOCH   that snapshot's epoch (of the last entry it covers), 0 none (persistent)
+  SNAP_END      end offset of the latest snapshot, 0 none (persistent; KIP-630)
+  SNAP_EPOCH    its epoch, 0 none (persistent)
+  FETCHING_END  follower: end offset of the snapshot it is fetching (FetchSnapshot), 0 none
+  FETCHING_EPOCH  that snapshot's epoch
+  GN_PREV_SNAP_END  ghost: SNAP_END after the previous step (SnapshotMonotonic)
+  GN_LOADED     ghost: role + 1 of the node when it last loaded a snapshot in the current
+                step, 0 none (LeaderNeverLoadsSnapshot); cleared by its checks
+  Entries below SNAP_END are the snapshots' content (the model's state machine is the
+  log prefix): they stay in ``log`` and ``hashes`` and are never truncated, and only
+  offsets from LOG_START on are the log proper (what Fetch serves).
 
 peer    int32 [2, N, N]
   INFLIGHT      [i, j] correlation id of i's outstanding request to j (0 none):
@@ -58,7 +70,8 @@ hashes  uint64 [2 + N, max(CAP, N)]
 
 msgs    int32 [M + 1, MSG_WIDTH + 2 R + 2]   the network: a bag of in-flight messages
         in rows [0, n_msgs), columns F_* per message type as the table in messages.py
-        says (a header, then each type's fields); R = records per FetchResponse;
+        says (a header, then each type's fields); R = records per FetchResponse
+        (or, with snapshots on, per FetchSnapshotResponse if that is more);
         the last row is scratch for the message being handled. The last two
         columns belong to the timed chooser: the delivery time (0 not yet drawn,
         negative: lost at that time) and 1 once a Fetch has been parked
@@ -104,7 +117,9 @@ ERR_NONE = 0
 ERR_FENCED_LEADER_EPOCH = 1
 ERR_NOT_LEADER_OR_FOLLOWER = 2
 ERR_UNKNOWN_LEADER_EPOCH = 3
-ERROR_NAMES = ("NONE", "FENCED_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER", "UNKNOWN_LEADER_EPOCH")
+ERR_SNAPSHOT_NOT_FOUND = 4
+ERROR_NAMES = ("NONE", "FENCED_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER", "UNKNOWN_LEADER_EPOCH",
+               "SNAPSHOT_NOT_FOUND")
 
 # ---- node fields (rows of node) -------------------------------------------------
 ROLE = 0
@@ -129,7 +144,15 @@ GN_PREV_LEADER_EPOCH = 18
 GN_PREV_LOG_END = 19
 INTENT = 20
 INTENT_ARG = 21
-NODE_FIELDS = 22
+LOG_START = 22
+START_EPOCH = 23
+SNAP_END = 24
+SNAP_EPOCH = 25
+FETCHING_END = 26
+FETCHING_EPOCH = 27
+GN_PREV_SNAP_END = 28
+GN_LOADED = 29
+NODE_FIELDS = 30
 
 # ---- timer intents (bits of INTENT) ---------------------------------------------------
 I_ROLE = 1            # entered a role (or crashed / restarted): start its timers afresh
@@ -166,7 +189,9 @@ P_MAX_EPOCH = 5
 P_MAX_RECORDS = 6        # records per FetchResponse
 P_DEPTH = 7              # checked steps per walk
 P_MAJORITY = 8           # a majority of the bootstrap voters (kernels/voters.py)
-P_WIDTH = 9
+P_SNAPSHOT_RECORDS = 9   # entries a FetchSnapshotResponse can carry (the log capacity when
+                         # snapshots are on, else 0): widens the message rows' tail
+P_WIDTH = 10
 
 # ---- scal: walk statistics (STATS_BASE + STAT_NAMES order) ---------------------------
 STATS_BASE = 16
@@ -188,12 +213,14 @@ S_RESIGNATIONS = 30      # check-quorum and graceful resignations
 S_TRUNCATIONS = 31       # follower truncations on a diverging epoch
 S_LOG_FULL = 32          # appends refused because the log was full
 S_DISRUPTIONS = 33       # leaders deposed by a vote request of a higher epoch
-S_WIDTH = 18
+S_SNAPSHOTS = 34         # snapshots taken (createNewSnapshot)
+S_SNAPSHOTS_LOADED = 35  # snapshots downloaded from the leader and installed
+S_WIDTH = 20
 STAT_NAMES = (
     "steps", "disabled_attempts", "elections", "pre_elections", "leader_changes",
     "committed", "msgs_sent", "msgs_dropped_full", "msgs_lost", "msgs_duplicated",
     "crashes", "max_epoch", "bound_hit", "client_appends", "resignations",
-    "truncations", "log_full", "disruptions",
+    "truncations", "log_full", "disruptions", "snapshots", "snapshots_loaded",
 )
 
 BOUND_NONE = 0
@@ -226,8 +253,8 @@ RNG = 57                 # random stream state
 REACHED = 64             # bit t set: the walk reached target t (T_* below)
 REACH_STEP = 65          # [t] 1-based step at which it first did (its witness)
 FAMILY_COUNT = 80        # [f] steps of action family f (transition.FAMILY_NAMES order)
-DELIVERED = 92           # [m] messages of type m delivered to a live node (MSG_NAMES order)
-SCAL_WIDTH = 104
+DELIVERED = 100          # [m] messages of type m delivered to a live node (MSG_NAMES order)
+SCAL_WIDTH = 120
 if DELIVERED + len(MSG_NAMES) > SCAL_WIDTH:  # a new message type needs its delivery counter
     raise ValueError("scal: the delivery counters of the message types pass SCAL_WIDTH")
 
@@ -244,17 +271,22 @@ T_ELECTED_COMMITTED_ON_MINORITY = 8  # a leader elected while the last committed
                                      # on fewer running voters than a majority
 T_EPOCH_BOUND_HIT = 9            # an election would pass max_epoch
 T_LOG_CAPACITY_HIT = 10          # an append found a full log
-N_TARGETS = 11
+T_SNAPSHOT_LOADED = 11           # a follower installed a snapshot downloaded from the leader
+T_RESTARTED_FROM_SNAPSHOT = 12   # a restart found its log behind its snapshot and started
+                                 # the log at the snapshot
+N_TARGETS = 13
 TARGET_NAMES = (
     "LeaderElected", "EntryCommitted", "FollowerTruncated", "CheckQuorumResigned",
     "GracefulHandover", "PreVoteRefused", "Disruption", "UnflushedTailLost",
-    "ElectedWithCommittedOnMinority", "EpochBoundHit", "LogCapacityHit",
+    "ElectedWithCommittedOnMinority", "EpochBoundHit", "LogCapacityHit", "SnapshotLoaded",
+    "RestartedFromSnapshot",
 )
 
 Walk = namedtuple("Walk", ["node", "peer", "log", "hashes", "msgs", "ghost", "scal", "weights"])
 
 
-def make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_records, depth):
+def make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_records, depth,
+                snapshots=False):
     p = np.zeros(P_WIDTH, dtype=np.int64)
     p[P_VOTERS] = voters
     p[P_OBSERVERS] = observers
@@ -265,6 +297,7 @@ def make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_recor
     p[P_MAX_RECORDS] = max_records
     p[P_DEPTH] = depth
     p[P_MAJORITY] = voters // 2 + 1
+    p[P_SNAPSHOT_RECORDS] = log_capacity if snapshots else 0
     return p
 
 
@@ -274,7 +307,7 @@ def alloc_walk(params, n_families):
     cap = int(params[P_LOG_CAP])
     m = int(params[P_MSG_SLOTS])
     e = int(params[P_MAX_EPOCH]) + 2
-    width = MSG_WIDTH + 2 * int(params[P_MAX_RECORDS])
+    width = MSG_WIDTH + 2 * max(int(params[P_MAX_RECORDS]), int(params[P_SNAPSHOT_RECORDS]))
     scal = np.zeros(SCAL_WIDTH, dtype=np.int64)
     scal[:P_WIDTH] = params[:P_WIDTH]
     return Walk(

@@ -13,13 +13,15 @@ messages is derived from :data:`MESSAGE_TYPES`:
   :func:`unpack` for a kernel row's canonical tuple);
 * the field names that replay's text reads (:func:`canonical_names`).
 
-Columns: the header ``F_TYPE .. F_CORR`` comes first; a type's fields take the next
-columns in order. A field several types carry (error, leader, ...) must land in the
-same column in each, so that its ``F_*`` name means one column. A variable-length
+Columns: the header ``F_TYPE .. F_CORR`` comes first. A field several types carry
+(error, leader, ...) lands in the same column in each, so that its ``F_*`` name means
+one column: the first type that has it places it, and every later type keeps it there
+and puts its own new fields in its lowest free columns, in order. A variable-length
 tail (a FetchResponse's records) starts at ``MSG_WIDTH``, past every type's fixed
-columns, where the fingerprint (columns ``F_CORR+1 .. MSG_WIDTH-1``) does not read.
-Type ids are 1-based table positions (0 is no message) and are hashed into recorded
-traces' fingerprints: new types go at the end.
+columns. Message fingerprints in recorded traces hash the type id and the columns
+``F_CORR+1 .. FINGERPRINT_WIDTH-1``: new types go at the end of the table, and a new
+field of an old type goes after its old ones (past FINGERPRINT_WIDTH if it must not
+change the type's fingerprints), so that traces recorded before it still replay.
 """
 from __future__ import annotations
 
@@ -122,8 +124,8 @@ class Diverging:
 class Records:
     """A FetchResponse's records: a base offset and ``((epoch, value), ...)`` in the reference
     model; in the row, the base offset and the count, then (epoch, value) pairs in the tail.
-    Only a response that neither failed nor diverged fills them; the canonical base offset
-    is None when there are no records."""
+    Only a response that neither failed, diverged nor named a snapshot fills them; the
+    canonical base offset is None when there are no records."""
 
     name = "records"
     attrs = (("base_offset", int, 0), ("records", tuple, ()))
@@ -138,7 +140,7 @@ class Records:
         return (base_offset if records else None, tuple(records))
 
     def encode(self, msg) -> tuple:
-        if msg.error or msg.diverging is not None:
+        if msg.error or msg.diverging is not None or msg.snapshot_end >= 0:
             return (0, 0)
         return (msg.base_offset, len(msg.records))
 
@@ -152,6 +154,34 @@ class Records:
         return (int(row[col["base_offset"]]), records)
 
 
+class SnapshotRecords(Records):
+    """A FetchSnapshotResponse's content: the entries ``((epoch, value), ...)`` of the
+    snapshot from offset 0 (the model's state machine is its log prefix), sent whole in
+    one response; in the row, the count, then the pairs in the shared tail."""
+
+    name = "snapshot_records"
+    attrs = (("snapshot_records", tuple, ()),)
+    columns = ("snapshot_count",)
+    tail = "records"
+
+    def values(self, msg) -> tuple:
+        return (msg.snapshot_records,)
+
+    def canonical(self, values: tuple) -> tuple:
+        return (tuple(values[0]),)
+
+    def encode(self, msg) -> tuple:
+        return (0,) if msg.error else (len(msg.snapshot_records),)
+
+    def encode_tail(self, msg) -> list:
+        return [x for entry in msg.snapshot_records for x in entry]
+
+    def decode(self, row, col: dict, n: int) -> tuple:
+        count = int(row[col["snapshot_count"]])
+        at = col["records"]
+        return (tuple((int(row[at + 2 * q]), int(row[at + 2 * q + 1])) for q in range(count)),)
+
+
 # ---- the table -------------------------------------------------------------------------------
 class MessageType(NamedTuple):
     name: str
@@ -162,6 +192,10 @@ ERROR = Int("error")             # ERR_* of a response (0 = ERR_NONE)
 LEADER = Int("leader", -1)       # responder's known leader in its epoch, -1 none
 PRE_VOTE = Flag("pre_vote")      # 1 = pre-vote (echoed by the VoteResponse)
 REQ_LEADER = Int("req_leader", -1)  # the leader a BeginQuorumEpoch/EndQuorumEpoch announces
+# A snapshot id (KIP-630): its end offset and the epoch of the last entry it covers; in a
+# FetchResponse, -1/-1 unless the leader asks the follower to fetch that snapshot.
+SNAPSHOT_END = Int("snapshot_end", -1)
+SNAPSHOT_EPOCH = Int("snapshot_epoch", -1)
 
 MESSAGE_TYPES = (
     MessageType("VoteRequest", (
@@ -182,7 +216,16 @@ MESSAGE_TYPES = (
         ERROR, LEADER,
         Int("hw", -1),                  # leader's high watermark, -1 unknown
         Diverging(),
-        Records())),
+        Records(),
+        SNAPSHOT_END, SNAPSHOT_EPOCH)),  # fetch this snapshot first (the fetch offset is
+                                         # below the leader's log start)
+    MessageType("FetchSnapshotRequest", (
+        Int("req_snapshot_end"),        # the snapshot id asked for
+        Int("req_snapshot_epoch"))),
+    MessageType("FetchSnapshotResponse", (
+        ERROR, LEADER,
+        SNAPSHOT_END, SNAPSHOT_EPOCH,   # the id served (-1/-1: SNAPSHOT_NOT_FOUND)
+        SnapshotRecords())),
 )
 
 MSG_NAMES = ("None",) + tuple(t.name for t in MESSAGE_TYPES)
@@ -196,19 +239,26 @@ def constant_name(type_name: str) -> str:
 def _columns() -> tuple:
     """Each type's {column name: column}, and MSG_WIDTH; checks that shared names agree."""
     fixed = []
+    placed = {}   # a shared field's column, where the first type that has it put it
     for mt in MESSAGE_TYPES:
         col = {name: k for k, name in enumerate(HEADER)}
-        for field in mt.fields:
-            for name in field.columns:
-                if name in col:
-                    raise ValueError(f"{mt.name}: two columns named {name!r}")
-                col[name] = len(col)
+        names = [name for field in mt.fields for name in field.columns]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{mt.name}: two columns with one name")
+        col.update((name, placed[name]) for name in names if name in placed)
+        for name in names:
+            if name not in col:
+                col[name] = min(set(range(len(HEADER), len(HEADER) + len(names) + len(placed)))
+                                - set(col.values()))
+            placed.setdefault(name, col[name])
+        if len(set(col.values())) != len(col):
+            raise ValueError(f"{mt.name}: two fields in one column")
         fixed.append(col)
-    width = max(len(col) for col in fixed)
+    width = max(max(col.values()) + 1 for col in fixed)
     for mt, col in zip(MESSAGE_TYPES, fixed):
         tails = [f.tail for f in mt.fields if f.tail]
-        if len(tails) > 1 or (tails and mt.fields[-1].tail is None):
-            raise ValueError(f"{mt.name}: only its last field may have a tail")
+        if len(tails) > 1:
+            raise ValueError(f"{mt.name}: at most one field may have a tail")
         col.update((name, width) for name in tails)
     seen = {}
     for mt, col in zip(MESSAGE_TYPES, fixed):
@@ -220,8 +270,12 @@ def _columns() -> tuple:
 
 TYPE_COLUMNS, _ALL_COLUMNS, MSG_WIDTH = _columns()
 
+# The row width before snapshots (KIP-630): fingerprints hash the columns below it, so
+# traces recorded before the FetchResponse's snapshot id (columns 12, 13) still replay.
+FINGERPRINT_WIDTH = 12
+
 # The module-level constants layout re-exports: type ids and F_<COLUMN> columns.
-CONSTANTS = {"MSG_NONE": 0, "MSG_WIDTH": MSG_WIDTH}
+CONSTANTS = {"MSG_NONE": 0, "MSG_WIDTH": MSG_WIDTH, "FINGERPRINT_WIDTH": FINGERPRINT_WIDTH}
 CONSTANTS.update((constant_name(mt.name), t) for t, mt in enumerate(MESSAGE_TYPES, start=1))
 CONSTANTS.update(("F_" + name.upper(), k) for name, k in _ALL_COLUMNS.items())
 globals().update(CONSTANTS)

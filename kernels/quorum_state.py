@@ -17,11 +17,11 @@ from .layout import (
     P_NODES, REJECTED, REPLICA_END, RESIGNED, ROLE, S_BOUND_HIT, S_ELECTIONS,
     S_LEADER_CHANGES, S_MAX_EPOCH, S_PRE_ELECTIONS, S_RESIGNATIONS, UNATTACHED, VOTED_ID,
     COMMIT_HASH, G_COMMIT_LEN, LOG_HASH, T_ELECTED_COMMITTED_ON_MINORITY, T_EPOCH_BOUND_HIT,
-    T_LEADER_ELECTED, UP, INTENT, I_ROLE,
+    T_LEADER_ELECTED, UP, INTENT, I_ROLE, I_CHECK_QUORUM, FETCHING_END, FETCHING_EPOCH,
 )
 from .coverage import reach
 from .log import append_entry
-from .voters import majority, popcount, voter_count, voters
+from .voters import has_majority, in_voters, majority, popcount, voter_count, voters
 
 
 @kernel(inline="always")
@@ -51,7 +51,10 @@ def _enter_epoch(w, i, epoch):
 
 @kernel
 def clear_volatile(w, i):
-    """Forget the volatile per-role state (tallies, check-quorum and ack bookkeeping)."""
+    """Forget the volatile per-role state (tallies, check-quorum and ack bookkeeping, a
+    snapshot download in progress)."""
+    w.node[FETCHING_END, i] = 0
+    w.node[FETCHING_EPOCH, i] = 0
     w.node[GRANTED, i] = 0
     w.node[REJECTED, i] = 0
     w.node[HAS_FETCHED, i] = 0
@@ -127,6 +130,20 @@ def reset_leader_state(w, i):
     w.node[ACKED_MASK, i] = 1 << i
     w.node[GRANTED, i] = 0
     w.node[REJECTED, i] = 0
+
+
+@kernel
+def update_check_quorum_for_following_voter(w, i, r):
+    """LeaderState.updateCheckQuorumForFollowingVoter: voter r fetched from leader i
+    (Fetch or FetchSnapshot); once a majority has, the check-quorum timer restarts.
+    True if r is a voter in i's view."""
+    if not in_voters(w, i, r):
+        return False
+    w.node[FETCHED_MASK, i] |= 1 << r
+    if has_majority(w, i, w.node[FETCHED_MASK, i]):
+        w.node[FETCHED_MASK, i] = 1 << i
+        intend(w, i, I_CHECK_QUORUM)
+    return True
 
 
 @kernel

@@ -7,24 +7,28 @@ end offset as of its last flush) and moves only past its epochStartOffset.
 """
 from .jit import kernel
 
-from .features import MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET
+from .features import (
+    MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET, SNAPSHOTS,
+)
 from .layout import (
     ACKED_MASK, C_NEXT_CORR, P_NODES, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, EPOCH_START,
     ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
-    FETCHED_MASK, FETCH_REQUEST, FETCH_RESPONSE, FLUSHED_END, FOLLOWER, F_BASE_OFFSET, F_CORR,
+    FETCH_REQUEST, FETCH_RESPONSE, FLUSHED_END, FOLLOWER, F_BASE_OFFSET, F_CORR,
     F_DIVERGING_END, F_DIVERGING_EPOCH, F_DST, F_EPOCH, F_ERROR, F_FETCH_OFFSET, F_HW,
     F_LAST_FETCHED_EPOCH, F_LEADER, F_N_RECORDS, F_RECORDS, F_SRC, HAS_FETCHED, HW, INFLIGHT,
     LEADER, LEADER_ID, LOG_END, P_MAX_RECORDS, REPLICA_END, ROLE,
     S_CLIENT_APPENDS, S_TRUNCATIONS, UP, T_CHECK_QUORUM_RESIGNED, T_FOLLOWER_TRUNCATED,
-    I_CHECK_QUORUM, I_FETCH_RESET,
+    I_FETCH_RESET, FETCHING_END, FETCHING_EPOCH, F_SNAPSHOT_END, F_SNAPSHOT_EPOCH, LOG_START,
+    SNAP_END, SNAP_EPOCH, START_EPOCH,
 )
 from .coverage import reach
 from .log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate_to
 from .network import new_message
 from .quorum_state import (
-    accept_response, intend, transition_to_resigned,
+    accept_response, intend, transition_to_resigned, update_check_quorum_for_following_voter,
 )
-from .voters import has_majority, in_voters, is_voter, majority, other_voters, voters
+from .snapshots import fetch_needs_snapshot
+from .voters import is_voter, majority, other_voters, voters
 
 
 # ---------------------------------------------------------------- follower side
@@ -44,13 +48,17 @@ def send_fetch_request(w, i, target):
 
 
 @kernel
-def truncate_to_end_offset(w, i, div_epoch, div_end):
+def truncate_to_end_offset(w, i, div_epoch, div_end, features):
     """RaftLog.truncateToEndOffset for a diverging epoch from the leader."""
     if div_epoch == 0:
         off = min(div_end, w.node[LOG_END, i])
     else:
         e, end = end_offset_for_epoch(w, i, div_epoch)
         off = min(end, div_end) if e == div_epoch else end
+    if features & SNAPSHOTS and off < w.node[SNAP_END, i]:
+        # Entries below the latest snapshot are its content: never truncated (Kafka
+        # refuses to truncate below the HW, and a snapshot is never past the HW).
+        off = w.node[SNAP_END, i]
     if off < w.node[LOG_END, i]:
         truncate_to(w, i, off)
         w.scal[S_TRUNCATIONS] += 1
@@ -70,7 +78,16 @@ def handle_fetch_response(w, s, features):
     if m[F_DIVERGING_EPOCH] >= 0:
         # Kafka refuses to truncate below the HW (it throws); the model truncates and
         # lets HighWatermarkValid report the broken promise.
-        truncate_to_end_offset(w, i, m[F_DIVERGING_EPOCH], m[F_DIVERGING_END])
+        truncate_to_end_offset(w, i, m[F_DIVERGING_EPOCH], m[F_DIVERGING_END], features)
+    elif features & SNAPSHOTS and m[F_SNAPSHOT_END] >= 0:
+        # The leader asks for a snapshot download first (createNewSnapshotUnchecked:
+        # none if that snapshot is already stored).
+        end = m[F_SNAPSHOT_END]
+        e = m[F_SNAPSHOT_EPOCH]
+        if not ((end == w.node[SNAP_END, i] and e == w.node[SNAP_EPOCH, i])
+                or (end == w.node[LOG_START, i] and e == w.node[START_EPOCH, i])):
+            w.node[FETCHING_END, i] = end
+            w.node[FETCHING_EPOCH, i] = e
     else:
         n = m[F_N_RECORDS]
         if n > 0 and m[F_BASE_OFFSET] == w.node[LOG_END, i]:
@@ -141,13 +158,19 @@ def handle_fetch_request(w, s, features):
             out[F_LEADER] = w.node[LEADER_ID, i]
             out[F_HW] = -1
             out[F_DIVERGING_EPOCH] = -1
+            out[F_SNAPSHOT_END] = -1
+            out[F_SNAPSHOT_EPOCH] = -1
         return
     off = m[F_FETCH_OFFSET]
     lfe = m[F_LAST_FETCHED_EPOCH]
     valid = True
     div_epoch = -1
     div_end = -1
-    if off != 0:
+    snapshot = False
+    if features & SNAPSHOTS and fetch_needs_snapshot(w, i, off, lfe):
+        valid = False
+        snapshot = True
+    elif off != 0:
         e, end = end_offset_for_epoch(w, i, lfe)
         if e == 0 and end == 0 and lfe > 0 and w.node[LOG_END, i] > 0:
             e = lfe  # below every epoch in the log: (requested epoch, log start)
@@ -158,12 +181,8 @@ def handle_fetch_request(w, s, features):
     if valid:
         # updateReplicaState (+ check-quorum bookkeeping for voters)
         w.peer[REPLICA_END, i, r] = off
-        if in_voters(w, i, r):
+        if update_check_quorum_for_following_voter(w, i, r):
             w.node[ACKED_MASK, i] |= 1 << r
-            w.node[FETCHED_MASK, i] |= 1 << r
-            if has_majority(w, i, w.node[FETCHED_MASK, i]):
-                w.node[FETCHED_MASK, i] = 1 << i  # the check-quorum timer restarts
-                intend(w, i, I_CHECK_QUORUM)
             maybe_update_high_watermark(w, i, features)
     if k < 0:
         return
@@ -174,6 +193,8 @@ def handle_fetch_request(w, s, features):
     out[F_HW] = w.node[HW, i]
     out[F_DIVERGING_EPOCH] = div_epoch
     out[F_DIVERGING_END] = div_end
+    out[F_SNAPSHOT_END] = w.node[SNAP_END, i] if snapshot else -1
+    out[F_SNAPSHOT_EPOCH] = w.node[SNAP_EPOCH, i] if snapshot else -1
     if valid:
         n = min(w.scal[P_MAX_RECORDS], w.node[LOG_END, i] - off)
         if n < 0:

@@ -17,18 +17,24 @@ from .layout import CUM_WEIGHT, N_MSGS, S_DISABLED, WEIGHT
 from .voters import popcount
 from .rng import rand_below, rand_unit
 from .transition import (
-    FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, N_FAMILIES, do_action,
-    enabled_masks, message_fingerprint, request_targets, touched_node, update_masks,
+    FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, N_BASE_FAMILIES, do_action,
+    enabled_masks, message_fingerprint, n_families, request_targets, touched_node,
+    update_masks,
 )
 
 # Fixed weights (also the centre of the swarm's draws): message traffic dominates,
 # faults are rare enough for elections to finish. Chosen by experiments/tune_swarm.py
 # (results/swarm_tuning.md): sending at a third of the delivery rate, rather than
 # two thirds, halved the median steps to the deep Figure 8 violation.
+# The feature families (snapshot, clean) weigh 0 unless their feature is on
+# (FEATURE_WEIGHTS then), so a walk without them draws exactly as before they existed.
 DEFAULT_WEIGHTS = np.array(
-    [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3], dtype=np.float64)
+    [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3, 0.0, 0.0], dtype=np.float64)
+# Snapshots a little rarer than client appends, cleaning as often as snapshots: the
+# log start then often passes a lagging follower's fetch offset.
+FEATURE_WEIGHTS = {"snapshot": 0.5, "clean": 0.5}
 # Families a swarm walk may leave out altogether (feature omission).
-OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1], dtype=np.int64)
+OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 0], dtype=np.int64)
 OMIT_PROBABILITY = 0.3
 SPREAD = 1.5  # swarm weights are base * exp(U(-SPREAD, SPREAD))
 
@@ -41,7 +47,9 @@ def draw_weights(w, base, swarm):
     total = 0.0
     for f in range(base.shape[0]):
         x = base[f]
-        if swarm:
+        if f >= N_BASE_FAMILIES and x == 0.0:
+            pass  # a feature family that is off: no draw, so the stream stays as without it
+        elif swarm:
             if OMITTABLE[f] == 1 and rand_unit(w.scal) < OMIT_PROBABILITY:
                 x = 0.0
             else:
@@ -68,7 +76,8 @@ def draw_action(w, masks, act, features):
     node uniformly among that family's enabled nodes, then the remaining parameter.
     Fills act = (f, a, b); False when no family is enabled."""
     total = 0.0
-    for f in range(N_FAMILIES):
+    nf = n_families(features)
+    for f in range(nf):
         if masks[f] != 0:
             total += w.weights[WEIGHT, f]
         w.weights[CUM_WEIGHT, f] = total
@@ -76,7 +85,7 @@ def draw_action(w, masks, act, features):
         return False
     x = rand_unit(w.scal) * total
     f = 0
-    while f < N_FAMILIES - 1 and (w.weights[CUM_WEIGHT, f] <= x or masks[f] == 0):
+    while f < nf - 1 and (w.weights[CUM_WEIGHT, f] <= x or masks[f] == 0):
         f += 1
     a = 0
     b = 0

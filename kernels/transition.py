@@ -15,11 +15,13 @@ from .election import (
     send_vote_request,
 )
 from .faults import change_partition, crash_node, duplicate, lose_message, restart_node
+from .features import SNAPSHOTS
 from .layout import (
     ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
+    FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FETCHING_END,
     FOLLOWER, F_CORR, F_DST, F_EPOCH, F_SRC, F_TYPE, GRANTED, LEADER, LEADER_ID, LOG_END,
-    MSG_WIDTH, N_MSGS, PROSPECTIVE, P_NODES, REJECTED, RESIGNED, ROLE,
+    FINGERPRINT_WIDTH, N_MSGS, PROSPECTIVE, P_NODES, REJECTED, RESIGNED, ROLE,
     S_MSGS_LOST, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE, DELIVERED, FAMILY_COUNT,
 )
 from .network import capacity, link_up, take_message
@@ -35,6 +37,11 @@ from .replication import (
 )
 from .quorum_state import vote_rejected
 from .rng import mix64
+from .snapshots import (
+    create_snapshot, create_snapshot_enabled, delete_before_snapshot,
+    delete_before_snapshot_enabled, handle_fetch_snapshot_request,
+    handle_fetch_snapshot_response, send_fetch_snapshot_request,
+)
 from .voters import other_voters
 
 FAM_TIMEOUT = 0        # an election / fetch timer expires
@@ -49,15 +56,25 @@ FAM_RESTART = 8
 FAM_PARTITION = 9      # cut or heal links
 FAM_LOSE = 10          # an in-flight message is lost
 FAM_DUPLICATE = 11     # an in-flight message is duplicated
-N_FAMILIES = 12
+FAM_SNAPSHOT = 12      # a node snapshots its log up to its HW (with SNAPSHOTS)
+FAM_CLEAN = 13         # a node deletes its log below its latest snapshot (with SNAPSHOTS)
+N_FAMILIES = 14
 FAMILY_NAMES = (
     "timeout", "deliver", "send", "client_append", "flush", "check_quorum", "resign",
-    "crash", "restart", "partition", "lose", "duplicate",
+    "crash", "restart", "partition", "lose", "duplicate", "snapshot", "clean",
 )
+# The families every walk has; the ones after them exist only with their feature on.
+N_BASE_FAMILIES = 12
 
 # Families whose actions name a node (a); the others act on the network.
 NODE_FAMILIES = (FAM_TIMEOUT, FAM_SEND, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_QUORUM,
-                 FAM_RESIGN, FAM_CRASH, FAM_RESTART)
+                 FAM_RESIGN, FAM_CRASH, FAM_RESTART, FAM_SNAPSHOT, FAM_CLEAN)
+
+
+@kernel(inline="always")
+def n_families(features):
+    """The families a walk with these features can take (a compile-time constant)."""
+    return N_FAMILIES if features & SNAPSHOTS else N_BASE_FAMILIES
 
 
 @kernel(inline="always")
@@ -106,6 +123,10 @@ def node_family_enabled(w, f, i, features):
         return client_append_enabled(w, i) and w.node[LOG_END, i] < w.log.shape[2]
     if f == FAM_CHECK_QUORUM:
         return check_quorum_enabled(w, i, features)
+    if f == FAM_SNAPSHOT:
+        return create_snapshot_enabled(w, i, features)
+    if f == FAM_CLEAN:
+        return delete_before_snapshot_enabled(w, i, features)
     return False
 
 
@@ -128,6 +149,9 @@ def node_masks(w, masks, i, features):
     _mark(w, masks, FAM_RESIGN, i, features)
     _mark(w, masks, FAM_CRASH, i, features)
     _mark(w, masks, FAM_RESTART, i, features)
+    if features & SNAPSHOTS:
+        _mark(w, masks, FAM_SNAPSHOT, i, features)
+        _mark(w, masks, FAM_CLEAN, i, features)
 
 
 @kernel
@@ -143,7 +167,7 @@ def network_masks(w, masks):
 def enabled_masks(w, masks, features):
     """For each action family, the bitmask of nodes it may act on now (network
     families: 1 if enabled)."""
-    for f in range(N_FAMILIES):
+    for f in range(n_families(features)):
         masks[f] = 0
     for i in range(w.scal[P_NODES]):
         node_masks(w, masks, i, features)
@@ -156,7 +180,7 @@ def update_masks(w, masks, touched, features):
     (its own fields are all a node family's enabledness depends on)."""
     if touched >= 0:
         keep = ~(1 << touched)
-        for f in range(N_FAMILIES):
+        for f in range(n_families(features)):
             masks[f] &= keep
         node_masks(w, masks, touched, features)
     network_masks(w, masks)
@@ -170,7 +194,7 @@ def message_fingerprint(w, k):
     m = w.msgs[k]
     h = np.uint64(m[F_TYPE]) | (np.uint64(m[F_SRC]) << np.uint64(4)) | (
         np.uint64(m[F_DST]) << np.uint64(8)) | (np.uint64(np.uint32(m[F_EPOCH])) << np.uint64(12))
-    for f in range(F_CORR + 1, MSG_WIDTH):
+    for f in range(F_CORR + 1, FINGERPRINT_WIDTH):
         h = mix64(h ^ np.uint64(np.uint32(m[f])))
     return np.int64(h >> np.uint64(2))
 
@@ -227,12 +251,18 @@ def deliver_message(w, k, features):
         handle_end_quorum_epoch_request(w, s)
     elif t == END_QUORUM_EPOCH_RESPONSE:
         handle_end_quorum_epoch_response(w, s)
+    elif t == FETCH_SNAPSHOT_REQUEST:
+        handle_fetch_snapshot_request(w, s, features)
+    elif t == FETCH_SNAPSHOT_RESPONSE:
+        handle_fetch_snapshot_response(w, s, features)
 
 
 @kernel
-def send_request(w, a, b):
+def send_request(w, a, b, features):
     r = w.node[ROLE, a]
-    if r == FOLLOWER or r == UNATTACHED:
+    if features & SNAPSHOTS and r == FOLLOWER and w.node[FETCHING_END, a] > 0:
+        send_fetch_snapshot_request(w, a, b)  # a snapshot download comes before fetching
+    elif r == FOLLOWER or r == UNATTACHED:
         send_fetch_request(w, a, b)
     elif r == PROSPECTIVE or r == CANDIDATE:
         send_vote_request(w, a, b)
@@ -267,7 +297,7 @@ def do_action(w, f, a, b, features):
     elif f == FAM_DELIVER:
         deliver_message(w, a, features)
     elif f == FAM_SEND:
-        send_request(w, a, b)
+        send_request(w, a, b, features)
     elif f == FAM_CLIENT_APPEND:
         client_append(w, a)
     elif f == FAM_FLUSH:
@@ -287,6 +317,10 @@ def do_action(w, f, a, b, features):
         lose_message(w, a)
     elif f == FAM_DUPLICATE:
         duplicate(w, a)
+    elif f == FAM_SNAPSHOT:
+        create_snapshot(w, a, features)
+    elif f == FAM_CLEAN:
+        delete_before_snapshot(w, a)
     w.scal[FAMILY_COUNT + f] += 1
     return True
 

@@ -22,10 +22,16 @@ from kraftwalk.errors import UsageError
 
 def base_weights(mode: str) -> np.ndarray:
     """Family weights of a weights mode: the tuned defaults (the centre of the swarm's
-    draws, and the ``fixed`` mode) or all equal (``uniform``)."""
+    draws, and the ``fixed`` mode) or all equal (``uniform``). A feature's families
+    weigh 0 here; :func:`walk_weights` weighs them when their feature is on."""
     from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+    from kraftwalk.kernels.transition import N_BASE_FAMILIES
 
-    return np.ones_like(DEFAULT_WEIGHTS) if mode == "uniform" else DEFAULT_WEIGHTS
+    if mode != "uniform":
+        return DEFAULT_WEIGHTS
+    uniform = np.ones_like(DEFAULT_WEIGHTS)
+    uniform[N_BASE_FAMILIES:] = 0.0
+    return uniform
 
 
 def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
@@ -34,9 +40,13 @@ def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
     from kraftwalk.config import FAULT_WEIGHTS
     from kraftwalk.kernels.transition import FAMILY_NAMES
 
-    base = base_weights(cfg.weights)
+    from kraftwalk.kernels.swarm import FEATURE_WEIGHTS
+
+    base = base_weights(cfg.weights).copy()
+    if cfg.snapshots:  # the only feature with action families of its own
+        for family, weight in FEATURE_WEIGHTS.items():
+            base[FAMILY_NAMES.index(family)] = 1.0 if cfg.weights == "uniform" else weight
     if any(getattr(cfg, name) is not None for name in FAULT_WEIGHTS):
-        base = base.copy()
         for name, family in FAULT_WEIGHTS.items():
             if getattr(cfg, name) is not None:
                 base[FAMILY_NAMES.index(family)] = getattr(cfg, name)

@@ -162,11 +162,24 @@ PreVote = Annotated[
         decls=("--pre-vote/--no-pre-vote",),
     ),
 ]
+Snapshots = Annotated[
+    Optional[bool],
+    _option(
+        "snapshots",
+        "Model snapshots (KIP-630): nodes snapshot their committed log and clean the log up "
+        "to it; a follower the leader's log no longer covers downloads its snapshot "
+        "(FetchSnapshot). Adds the Snapshot* invariants' subjects and two action families.",
+        "--no-snapshots",
+        PANEL_CLUSTER,
+        decls=("--snapshots/--no-snapshots",),
+    ),
+]
 # The tuned weights (kernels.swarm.DEFAULT_WEIGHTS, checked by a test); written
 # out so that --help does not load the kernels.
 TUNED_WEIGHTS_HELP = ("tuned: deliver 12, send 4, client_append 2, flush 2, timeout 1, "
                       "restart 1, lose 0.5, check_quorum 0.3, partition 0.3, duplicate 0.3, "
-                      "crash 0.2, resign 0.1; uniform: all 1")
+                      "crash 0.2, resign 0.1, with --snapshots snapshot 0.5, clean 0.5; "
+                      "uniform: all 1")
 
 
 def _fault_weight(name: str) -> Any:

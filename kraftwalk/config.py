@@ -22,7 +22,7 @@ else:  # pragma: no cover - pyproject pulls in tomli for 3.10
     import tomli as tomllib
 
 from kraftwalk.errors import UsageError
-from kraftwalk.mutations import MUTATION_NAMES
+from kraftwalk.mutations import MUTATION_NAMES, mutation_needs
 
 # The known-bug mutations (kraftwalk.mutations); looked up at validation time.
 MUTATIONS: tuple[str, ...] = MUTATION_NAMES
@@ -40,6 +40,10 @@ INVARIANTS: tuple[str, ...] = (
     "MajorityReachedHighWatermark",
     "CommitCurrentEpoch",
     "ObserverConsistency",
+    "SnapshotMonotonic",
+    "SnapshotConsistent",
+    "SnapshotAtLogStart",
+    "LeaderNeverLoadsSnapshot",
 )
 
 WEIGHTS: tuple[str, ...] = ("swarm", "fixed", "uniform")
@@ -119,6 +123,7 @@ class RunConfig:
     weights: str = "swarm"
     out: str | None = None
     pre_vote: bool = True
+    snapshots: bool = False
     mutation: str = "none"
     disabled_checks: tuple[str, ...] = field(default=())
     log_capacity: int = 32
@@ -215,6 +220,12 @@ class RunConfig:
 
         if not isinstance(self.pre_vote, bool):
             raise _fail("pre_vote", f"--pre-vote must be true or false, got {self.pre_vote!r}")
+        if not isinstance(self.snapshots, bool):
+            raise _fail("snapshots", f"--snapshots must be true or false, got {self.snapshots!r}")
+        needs = mutation_needs(self.mutation)
+        if "snapshots" in needs and not self.snapshots:
+            raise _fail("mutation", f"--mutation {self.mutation} needs --snapshots (it breaks "
+                        "the snapshot protocol)")
 
         if self.out is not None and not (isinstance(self.out, str) and self.out.strip()):
             raise _fail("out", f"--out must be a non-empty folder path, got {self.out!r}")

@@ -104,14 +104,16 @@ def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds:
          rows: list[dict] | None = None) -> list[dict]:
     """Hunt every (mutation, weights mode, seed); each finished hunt is appended to
     ``rows`` as it ends, so a stopped hunt keeps them."""
-    from kraftwalk.mutations import timed_scenario
+    from kraftwalk.mutations import mutation_needs, timed_scenario
 
     rows = [] if rows is None else rows
     for m in mutations:
         timed = timed_scenario(m) is not None  # no weights mode: one hunt per seed
         for mode in (weights_modes[:1] if timed else weights_modes):
             for s in seeds:
-                cfg = dataclasses.replace(base, mutation=m, weights=mode, seed=s)
+                cfg = dataclasses.replace(base, mutation=m, weights=mode, seed=s,
+                                          snapshots=base.snapshots
+                                          or "snapshots" in mutation_needs(m))
                 row = hunt_one(cfg, budget)
                 rows.append(row)
                 what = (f"{row['invariant']} after {row['walks']:,} walks, {row['steps']:,} steps, "

@@ -17,6 +17,13 @@ MEANING = {
     "CommitCurrentEpoch": "a leader's high watermark covers an entry of its own epoch",
     "ObserverConsistency": "an observer's log below its high watermark is a prefix of the "
                            "committed log",
+    # with snapshots on (KIP-630)
+    "SnapshotMonotonic": "a node's latest snapshot never moves back, crashes included",
+    "SnapshotConsistent": "a snapshot ending at offset N is the committed log up to N, epoch "
+                          "included",
+    "SnapshotAtLogStart": "a running node's log starts at a snapshot it holds",
+    "LeaderNeverLoadsSnapshot": "only a follower installs a snapshot downloaded from the "
+                                "leader",
     # liveness ("eventually") properties of timed walks (kernels.liveness)
     "HealedClusterRecovers": "once every fault has healed, a leader known to a majority of "
                              "voters and a new commit come within the liveness bound",

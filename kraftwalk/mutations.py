@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kraftwalk.kernels.features import (
-    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET,
-    MUT_RESTARTED_LEADER,
+    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT, MUT_NO_CHECK_QUORUM,
+    MUT_NO_FETCH_TIMER_RESET, MUT_RESTARTED_LEADER, MUT_SNAPSHOT_ABOVE_HW,
 )
 
 
@@ -21,6 +21,7 @@ class Mutation:
     kind: str          # "safety" or "liveness"
     description: str
     scenario: str = ""  # liveness: the timed scenario (kernels.timing) that exposes it
+    needs: tuple = ()   # features it breaks, which must be on: ("snapshots",)
 
 
 MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
@@ -40,6 +41,12 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
              "a follower does not restart its fetch timer on a successful fetch, so it "
              "times out and starts elections under a healthy leader (found by the timed "
              "mode's HealthyLeaderKept)", "cold-start"),
+    Mutation("snapshot-above-hw", MUT_SNAPSHOT_ABOVE_HW, "safety",
+             "a node snapshots its log up to its log end instead of its high watermark, so "
+             "a snapshot holds entries that may never commit", needs=("snapshots",)),
+    Mutation("leader-loads-snapshot", MUT_LEADER_LOADS_SNAPSHOT, "safety",
+             "a node installs any snapshot download it receives without checking that it is "
+             "still the follower that asked for it, even once it leads", needs=("snapshots",)),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)
@@ -49,6 +56,12 @@ def timed_scenario(name: str) -> str | None:
     """The timed scenario that exposes a liveness mutation; None for the others."""
     m = MUTATIONS.get(name)
     return m.scenario if m is not None and m.kind == "liveness" else None
+
+
+def mutation_needs(name: str) -> tuple:
+    """The features a mutation breaks (they must be on to run it); () for unknown names."""
+    m = MUTATIONS.get(name)
+    return m.needs if m is not None else ()
 
 
 def mutation_bit(name: str) -> int:

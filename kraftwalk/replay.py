@@ -245,7 +245,18 @@ def _describe_fetch_response(head: str, f: dict) -> str:
         s += f" diverging={diverging}"
     if f["records"]:
         s += f" records@{f['base_offset']}={list(f['records'])}"
+    if f.get("snapshot_end", -1) >= 0:
+        s += f" fetch snapshot ({f['snapshot_end']}, e{f['snapshot_epoch']})"
     return s
+
+
+def _describe_fetch_snapshot_response(head: str, f: dict) -> str:
+    from kraftwalk.kernels.layout import ERROR_NAMES
+
+    if f["error"]:
+        return f"{head} {ERROR_NAMES[f['error']]} leader={f['leader']}"
+    return (f"{head} snapshot ({f['snapshot_end']}, e{f['snapshot_epoch']})="
+            f"{list(f['snapshot_records'])}")
 
 
 # How replay words a message, by type name, from its named payload fields; a type not
@@ -257,6 +268,9 @@ DESCRIBE = {
     "FetchRequest": lambda head, f: (f"{head} offset={f['fetch_offset']} "
                                      f"lastEpoch={f['last_fetched_epoch']}"),
     "FetchResponse": _describe_fetch_response,
+    "FetchSnapshotRequest": lambda head, f: (f"{head} snapshot ({f['req_snapshot_end']}, "
+                                             f"e{f['req_snapshot_epoch']})"),
+    "FetchSnapshotResponse": _describe_fetch_snapshot_response,
 }
 
 
@@ -282,7 +296,8 @@ def describe_node_change(i: int, x: dict, y: dict) -> str | None:
     if x.get("role") != y.get("role") and y.get("role") is not None:
         parts.append(f"{ROLE_NAMES[x['role']] if x.get('role') is not None else '-'} -> "
                      f"{ROLE_NAMES[y['role']]}")
-    for f in ("epoch", "voted_id", "leader_id", "hw", "flushed_end"):
+    for f in ("epoch", "voted_id", "leader_id", "hw", "flushed_end", "latest", "log_start",
+              "fetching"):
         if x.get(f) != y.get(f):
             parts.append(f"{f} {x.get(f)} -> {y.get(f)}")
     lx, ly = x["log"], y["log"]
@@ -308,6 +323,8 @@ def node_line(i: int, v: dict, voters: int) -> str:
 
     kind = "voter" if i < voters else "observer"
     log = f"log end {len(v['log'])} flushed {v['flushed_end']} {list(v['log'])}"
+    if v.get("latest", (0, 0))[0] > 0:
+        log += f", snapshot {v['latest']} log start {v['log_start']}"
     if not v["up"]:
         return f"node {i} ({kind}): down, epoch {v['epoch']} voted {v['voted_id']}, {log}"
     start = "" if v.get("epoch_start") is None else f" epoch start {v['epoch_start']}"

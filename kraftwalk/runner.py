@@ -49,9 +49,9 @@ STATUS_OF_SIGNAL = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": 
 def features_for(cfg: RunConfig) -> int:
     """The compile-time feature mask of a run: pre-vote, enabled checks, mutation."""
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
-    from kraftwalk.kernels.features import PRE_VOTE
+    from kraftwalk.kernels.features import PRE_VOTE, SNAPSHOTS
 
-    f = PRE_VOTE if cfg.pre_vote else 0
+    f = (PRE_VOTE if cfg.pre_vote else 0) | (SNAPSHOTS if cfg.snapshots else 0)
     for bit, name in enumerate(INVARIANT_NAMES):
         if name not in cfg.disabled_checks:
             f |= 1 << bit
@@ -62,7 +62,7 @@ def params_for(cfg: RunConfig) -> np.ndarray:
     from kraftwalk.kernels.layout import make_params
 
     return make_params(cfg.voters, cfg.observers, cfg.log_capacity, cfg.msg_slots,
-                       cfg.max_epoch, cfg.max_records, cfg.depth)
+                       cfg.max_epoch, cfg.max_records, cfg.depth, cfg.snapshots)
 
 
 def versions() -> dict:

@@ -4,5 +4,6 @@ layout.TARGET_NAMES is the source; a test keeps the two equal."""
 TARGET_NAMES = (
     "LeaderElected", "EntryCommitted", "FollowerTruncated", "CheckQuorumResigned",
     "GracefulHandover", "PreVoteRefused", "Disruption", "UnflushedTailLost",
-    "ElectedWithCommittedOnMinority", "EpochBoundHit", "LogCapacityHit",
+    "ElectedWithCommittedOnMinority", "EpochBoundHit", "LogCapacityHit", "SnapshotLoaded",
+    "RestartedFromSnapshot",
 )

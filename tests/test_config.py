@@ -34,7 +34,8 @@ def test_invariant_names_and_order() -> None:
         "ElectionSafety", "VoteUniqueness", "LeaderAppendOnly", "EpochMonotonic",
         "LogMatching", "LeaderCompleteness", "StateMachineSafety", "HighWatermarkValid",
         "HighWatermarkMonotonic", "MajorityReachedHighWatermark", "CommitCurrentEpoch",
-        "ObserverConsistency",
+        "ObserverConsistency", "SnapshotMonotonic", "SnapshotConsistent", "SnapshotAtLogStart",
+        "LeaderNeverLoadsSnapshot",
     )
     assert isinstance(config.MUTATIONS, tuple) and config.MUTATIONS[0] == "none"
 
@@ -105,7 +106,7 @@ RANGE_CASES = [
     ("duration", float("nan"), "--duration must be a finite number of seconds > 0, got nan"),
     ("weights", "foo", "--weights must be one of swarm, fixed, uniform, got 'foo'"),
     ("walk_stats", "cols", "--walk-stats must be one of rows, histogram, got 'cols'"),
-    ("mutation", "flip", "--mutation must be one of none, commit-old-epoch, double-vote, restarted-leader-keeps-leading, no-check-quorum, no-fetch-timer-reset, got 'flip'"),
+    ("mutation", "flip", "--mutation must be one of none, commit-old-epoch, double-vote, restarted-leader-keeps-leading, no-check-quorum, no-fetch-timer-reset, snapshot-above-hw, leader-loads-snapshot, got 'flip'"),
     ("out", "", "--out must be a non-empty folder path, got ''"),
     ("pre_vote", "yes", "--pre-vote must be true or false, got 'yes'"),
     ("voters", "three", "--voters must be an integer, got 'three'"),

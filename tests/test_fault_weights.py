@@ -33,7 +33,12 @@ def test_fault_weights_replace_their_family_only():
 
 
 def test_the_help_states_the_tuned_weights():
-    for name, w in zip(FAMILY_NAMES, DEFAULT_WEIGHTS):
+    from kraftwalk.kernels.swarm import FEATURE_WEIGHTS
+    from kraftwalk.kernels.transition import N_BASE_FAMILIES
+
+    for name, w in zip(FAMILY_NAMES[:N_BASE_FAMILIES], DEFAULT_WEIGHTS):
+        assert f"{name} {w:g}" in TUNED_WEIGHTS_HELP
+    for name, w in FEATURE_WEIGHTS.items():  # weighed only with their feature on
         assert f"{name} {w:g}" in TUNED_WEIGHTS_HELP
     assert set(FAULT_WEIGHTS.values()) <= set(FAMILY_NAMES)
 

@@ -38,3 +38,12 @@ def test_hunt_finds_each_liveness_mutation_with_timed_walks():
                  log=lambda m: None)[0]
     assert (again["walks"], again["steps"]) == (by[("no-check-quorum", 0)]["walks"],
                                                 by[("no-check-quorum", 0)]["steps"])
+
+
+def test_hunt_finds_each_snapshot_mutation():
+    """They need snapshots on: the hunt turns them on for these mutations."""
+    rows = hunt(RunConfig(workers=1), ["snapshot-above-hw", "leader-loads-snapshot"], ["swarm"],
+                [0], budget=120, log=lambda m: None)
+    assert all(r["found"] for r in rows), rows
+    by = {r["mutation"]: r for r in rows}
+    assert by["snapshot-above-hw"]["invariant"] == "SnapshotConsistent"

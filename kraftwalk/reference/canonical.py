@@ -15,7 +15,7 @@ from kraftwalk.kernels.layout import CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE, R
 NODE_FIELDS = (
     "up", "role", "epoch", "voted_id", "leader_id", "log", "flushed_end", "hw", "granted",
     "rejected", "has_fetched", "epoch_start", "fetched", "acked", "preferred", "links",
-    "inflight", "replica_end",
+    "inflight", "replica_end", "log_start", "start_epoch", "latest", "fetching",
 )
 
 
@@ -25,16 +25,19 @@ def _ids(s) -> tuple:
 
 def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, granted,
               rejected, has_fetched, epoch_start, fetched, acked, preferred, links, inflight,
-              replica_end) -> dict:
+              replica_end, log_start=0, start_epoch=0, latest=(0, 0), fetching=None) -> dict:
     """``fetched``/``acked``/``links`` exclude the node itself; ``preferred`` is a bool for a
     follower, the set of successors for a resigned leader; ``inflight`` maps a destination
-    to the correlation id of the outstanding request."""
+    to the correlation id of the outstanding request; ``latest`` is the latest snapshot's
+    (end, epoch), ``fetching`` the id of the snapshot a follower downloads (None)."""
     view = {
         "up": bool(up), "role": None, "epoch": int(epoch), "voted_id": int(voted_id),
         "leader_id": int(leader_id), "log": tuple((int(e), int(v)) for e, v in log),
         "flushed_end": int(flushed_end), "hw": None, "granted": None, "rejected": None,
         "has_fetched": None, "epoch_start": None, "fetched": None, "acked": None,
         "preferred": None, "links": _ids(links), "inflight": None, "replica_end": None,
+        "log_start": int(log_start), "start_epoch": int(start_epoch),
+        "latest": (int(latest[0]), int(latest[1])), "fetching": None,
     }
     if not up:
         return view
@@ -47,6 +50,7 @@ def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, gra
     elif role == FOLLOWER:
         view["has_fetched"] = bool(has_fetched)
         view["preferred"] = bool(preferred)
+        view["fetching"] = None if fetching is None else (int(fetching[0]), int(fetching[1]))
     elif role == LEADER:
         view["epoch_start"] = int(epoch_start)
         view["fetched"] = _ids(fetched)

@@ -1,4 +1,4 @@
-"""The twelve safety invariants, written from their definitions over the full history.
+"""The safety invariants, written from their definitions over the full history.
 
 Logs are compared entry by entry. The history the protocol never reads (the
 "ghost" state) is kept in plain dicts and lists by :class:`History`:
@@ -11,6 +11,8 @@ Logs are compared entry by entry. The history the protocol never reads (the
 * ``last_led[i]``             (epoch, log) of node i when last seen leading
 * ``prev_epoch[i]``           node i's epoch after the previous step
 * ``top_hw``                  (epoch, HW) of the highest-epoch leader last seen
+* ``prev_snapshot[i]``        node i's latest snapshot end after the previous step
+* ``loaded_as``               (node, role) of each snapshot installed in this step
 
 It is kept whether or not a check is enabled, so switching one check off never
 changes what another sees. Checks run after every step in a fixed order (node by
@@ -25,9 +27,11 @@ from typing import Optional
 from kraftwalk.kernels.checkers import (
     COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC, HIGH_WATERMARK_MONOTONIC,
     HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY, LEADER_COMPLETENESS,
-    LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK, OBSERVER_CONSISTENCY, STATE_MACHINE_SAFETY,
-    VOTE_UNIQUENESS,
+    LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK,
+    OBSERVER_CONSISTENCY, SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC,
+    STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
 )
+from kraftwalk.kernels.features import SNAPSHOTS
 from kraftwalk.kernels.layout import LEADER
 
 from .voters import is_voter, majority, voters
@@ -70,6 +74,8 @@ class History:
         self.last_led: dict[int, tuple] = {}
         self.prev_epoch = [0] * n_nodes
         self.top_hw = (-1, -1)
+        self.prev_snapshot = [0] * n_nodes
+        self.loaded_as: list[tuple] = []
         self.during_step: list[Violation] = []   # found by a protocol handler mid-step
         self.logs_before: list = []
 
@@ -82,6 +88,10 @@ class History:
         """First offset of node's log that the current step (re)wrote; its log end if none."""
         before = self.logs_before[node.id] if self.logs_before else []
         return first_difference(before, node.log, node.log_end)
+
+    def loaded_snapshot(self, node) -> None:
+        """A node installs a downloaded snapshot (in the role it has now)."""
+        self.loaded_as.append((node.id, node.role))
 
     def vote_granted(self, c, voter: int, candidate: int, epoch: int) -> None:
         """A standard vote was granted. Recorded by the handler itself, so a second vote is
@@ -189,6 +199,9 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
                 else:
                     report(OBSERVER_CONSISTENCY, i, -1, e, clen)
 
+        if checks & SNAPSHOTS:
+            check_snapshots(h, node, report)
+
         # LogMatching, for the entries this node wrote in this step (the others were
         # checked when they were written).
         bad = log_matching_violation(c.nodes, node, h.written_from(node))
@@ -224,7 +237,41 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
         if bad is not None:
             report(LOG_MATCHING, *bad)
 
+    h.loaded_as.clear()
     return found[0] if found else None
+
+
+def check_snapshots(h: History, node, report) -> None:
+    """The snapshot invariants of one node (KIP-630)."""
+    i, e = node.id, node.epoch
+    end, epoch = node.latest
+
+    # LeaderNeverLoadsSnapshot: only a follower installs a downloaded snapshot.
+    if (i, LEADER) in h.loaded_as:
+        report(LEADER_NEVER_LOADS_SNAPSHOT, i, -1, e, end)
+
+    # SnapshotMonotonic: the latest snapshot never moves back, crashes included.
+    if end < h.prev_snapshot[i]:
+        report(SNAPSHOT_MONOTONIC, i, -1, e, end)
+    h.prev_snapshot[i] = end
+
+    # SnapshotConsistent: the snapshot's content is the committed log up to its end, and
+    # its epoch that of the committed entry just below the end.
+    if end > 0:
+        content = list(node.snapshots[node.latest])
+        m = min(end, len(h.committed))
+        if content[:m] != h.committed[:m]:
+            report(SNAPSHOT_CONSISTENT, i, -1, e, first_difference(content, h.committed, m))
+        elif end > len(h.committed):
+            report(SNAPSHOT_CONSISTENT, i, -1, e, len(h.committed))
+        elif epoch != h.committed[end - 1][0]:
+            report(SNAPSHOT_CONSISTENT, i, -1, e, end - 1)
+
+    # SnapshotAtLogStart: a running node's log starts at a snapshot it holds.
+    start = node.log_start
+    if start > 0 and node.up and (start > end or start > node.log_end
+                                  or node.start_epoch != node.log[start - 1][0]):
+        report(SNAPSHOT_AT_LOG_START, i, -1, e, start)
 
 
 def check_leader_completeness(h: History, node, report) -> None:

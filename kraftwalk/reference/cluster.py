@@ -17,6 +17,8 @@ RESTART a      node a restarts from its persisted state
 PARTITION k r  cut or heal links (k: kind, r: random word picking the nodes)
 LOSE k         in-flight message k is lost
 DUPLICATE k    in-flight message k is duplicated
+SNAPSHOT a     node a snapshots its log up to its HW (with snapshots on)
+CLEAN a        node a deletes its log below its latest snapshot (with snapshots on)
 =============  ====================================================================
 """
 from __future__ import annotations
@@ -27,12 +29,13 @@ from kraftwalk.kernels.checkers import INVARIANT_NAMES
 from kraftwalk.kernels.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, BOUND_NONE, CANDIDATE,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
-    FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, STAT_NAMES, UNATTACHED, VOTE_REQUEST,
+    FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, STAT_NAMES, UNATTACHED, VOTE_REQUEST,
     VOTE_RESPONSE,
 )
 from kraftwalk.kernels.transition import (
-    FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE,
-    FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_TIMEOUT
+    FAM_CHECK_QUORUM, FAM_CLEAN, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE,
+    FAM_FLUSH, FAM_LOSE, FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_SNAPSHOT,
+    FAM_TIMEOUT,
 )
 
 from . import canonical
@@ -58,6 +61,11 @@ from .replication import (
     finish_poll, flush_enabled, flush_log, handle_fetch_request, handle_fetch_response, resign,
     send_fetch_request,
 )
+from .snapshots import (
+    create_snapshot, create_snapshot_enabled, delete_before_snapshot,
+    delete_before_snapshot_enabled, handle_fetch_snapshot_request,
+    handle_fetch_snapshot_response, send_fetch_snapshot_request,
+)
 from .state import Message, Node
 
 # the statistics the kernel also keeps (STAT_NAMES order; attempts at disabled actions
@@ -73,6 +81,8 @@ HANDLERS = {
     BEGIN_QUORUM_EPOCH_RESPONSE: handle_begin_quorum_epoch_response,
     END_QUORUM_EPOCH_REQUEST: handle_end_quorum_epoch_request,
     END_QUORUM_EPOCH_RESPONSE: handle_end_quorum_epoch_response,
+    FETCH_SNAPSHOT_REQUEST: handle_fetch_snapshot_request,
+    FETCH_SNAPSHOT_RESPONSE: handle_fetch_snapshot_response,
 }
 
 
@@ -180,6 +190,10 @@ class ReferenceCluster:
             return node.up
         if f == FAM_RESTART:
             return not node.up
+        if f == FAM_SNAPSHOT:
+            return create_snapshot_enabled(self, node)
+        if f == FAM_CLEAN:
+            return delete_before_snapshot_enabled(self, node)
         return False
 
     def enabled(self, action) -> bool:
@@ -242,6 +256,10 @@ class ReferenceCluster:
                 crash_node(self, node)
             elif f == FAM_RESTART:
                 restart_node(self, node)
+            elif f == FAM_SNAPSHOT:
+                create_snapshot(self, node)
+            elif f == FAM_CLEAN:
+                delete_before_snapshot(self, node)
 
     def deliver(self, k: int) -> None:
         """Message k leaves the network; it is lost if its destination is down or the link
@@ -255,7 +273,9 @@ class ReferenceCluster:
 
     def send_request(self, node: Node, b: int) -> None:
         r = node.role
-        if r in (FOLLOWER, UNATTACHED):
+        if r == FOLLOWER and node.fetching is not None:
+            send_fetch_snapshot_request(self, node, b)   # the download comes first
+        elif r in (FOLLOWER, UNATTACHED):
             send_fetch_request(self, node, b)
         elif r in (PROSPECTIVE, CANDIDATE):
             send_vote_request(self, node, b)
@@ -303,6 +323,8 @@ class ReferenceCluster:
                 links=node.links - {node.id},
                 inflight=node.inflight,
                 replica_end=[node.replica_end.get(j, -1) for j in range(n)],
+                log_start=node.log_start, start_epoch=node.start_epoch, latest=node.latest,
+                fetching=node.fetching,
             ))
         stats = dict(self.stats)
         stats["steps"] = self.steps

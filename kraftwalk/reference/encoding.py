@@ -13,7 +13,7 @@ out here in plain Python.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.messages import F_CORR, MSG_WIDTH, pack
+from kraftwalk.kernels.messages import F_CORR, FINGERPRINT_WIDTH, pack
 
 MASK64 = (1 << 64) - 1
 MASK32 = (1 << 32) - 1
@@ -27,8 +27,9 @@ def mix64(z: int) -> int:
 
 
 def payload_fields(msg) -> list:
-    """The kernel row's fields F_CORR+1 .. MSG_WIDTH-1 for ``msg`` (unused ones hold 0)."""
-    return pack(msg)[F_CORR + 1:MSG_WIDTH]
+    """The kernel row's fields F_CORR+1 .. FINGERPRINT_WIDTH-1 for ``msg`` (unused ones
+    hold 0)."""
+    return pack(msg)[F_CORR + 1:FINGERPRINT_WIDTH]
 
 
 def message_fingerprint(msg) -> int:

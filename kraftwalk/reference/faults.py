@@ -1,12 +1,13 @@
 """Faults: crash and restart of a node, lost and duplicated messages, link cuts."""
 from __future__ import annotations
 
-from kraftwalk.kernels.features import MUT_RESTARTED_LEADER, PRE_VOTE
+from kraftwalk.kernels.features import MUT_RESTARTED_LEADER, PRE_VOTE, SNAPSHOTS
 from kraftwalk.kernels.layout import (
     CANDIDATE, FOLLOWER, LEADER, RESIGNED, UNATTACHED,
 )
 
 from .log import last_epoch, truncate
+from .snapshots import truncate_to_latest_snapshot
 from .quorum_state import (
     start_leader_state, transition_to_candidate, transition_to_prospective,
 )
@@ -29,6 +30,8 @@ def restart_node(c, node) -> None:
     node.hw = None
     node.fresh_epoch_state()
     node.reset_connections()
+    if c.features & SNAPSHOTS:
+        truncate_to_latest_snapshot(c, node)   # KafkaMetadataLog on load
     log_epoch = last_epoch(node.log)
     if node.epoch < log_epoch:
         # the quorum-state file is behind the log

@@ -9,7 +9,8 @@ from kraftwalk.kernels.layout import (
     ACKED_MASK, CM_EPOCH, CM_VALUE, C_NEXT_CORR, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH,
     EPOCH_START, FETCHED_MASK, FLUSHED_END, FOLLOWER, GRANTED, G_COMMIT_LEN, HAS_FETCHED, HW,
     INFLIGHT, LEADER_ID, LINKS, LOG_END, N_MSGS, PREFERRED, P_NODES, REJECTED, REPLICA_END, ROLE,
-    STAT_NAMES, STATS_BASE, UP, VOTED_ID,
+    STAT_NAMES, STATS_BASE, UP, VOTED_ID, FETCHING_END, FETCHING_EPOCH, LOG_START, SNAP_END,
+    SNAP_EPOCH, START_EPOCH,
 )
 from kraftwalk.kernels.messages import unpack
 
@@ -47,6 +48,10 @@ def kernel_snapshot(w) -> dict:
             links=_bits(node[LINKS][i], n) - {i},
             inflight=dict(enumerate(inflight[i])),
             replica_end=replica_end[i],
+            log_start=node[LOG_START][i], start_epoch=node[START_EPOCH][i],
+            latest=(node[SNAP_END][i], node[SNAP_EPOCH][i]),
+            fetching=(None if node[FETCHING_END][i] == 0
+                      else (node[FETCHING_END][i], node[FETCHING_EPOCH][i])),
         ))
     scal = w.scal.tolist()
     stats = {name: scal[STATS_BASE + k] for k, name in enumerate(STAT_NAMES)

@@ -8,7 +8,7 @@ leader's epochStartOffset, i.e. once an entry of its own epoch is on a majority.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.features import MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM
+from kraftwalk.kernels.features import MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, SNAPSHOTS
 from kraftwalk.kernels.layout import (
     ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
     FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER, UNATTACHED,
@@ -19,6 +19,7 @@ from .quorum_state import (
     maybe_handle_common_response, transition_to_follower,
     transition_to_resigned,
 )
+from .snapshots import fetch_needs_snapshot, start_fetching_snapshot
 from .state import Message
 from .voters import has_majority, is_voter, majority, other_voters, voters
 
@@ -40,6 +41,8 @@ def truncate_to_end_offset(c, node, div_epoch: int, div_end: int) -> None:
     else:
         e, end = end_offset_for_epoch(node.log, div_epoch)
         offset = min(end, div_end) if e == div_epoch else end
+    if c.features & SNAPSHOTS:
+        offset = max(offset, node.latest[0])   # a snapshot's entries are never truncated
     if offset < node.log_end:
         truncate(node, offset)
         c.stats["truncations"] += 1
@@ -69,6 +72,8 @@ def handle_fetch_response(c, msg: Message) -> None:
         # Kafka throws if asked to truncate below its HW; the model truncates and lets
         # HighWatermarkValid report the broken promise.
         truncate_to_end_offset(c, node, *msg.diverging)
+    elif c.features & SNAPSHOTS and msg.snapshot_end >= 0:
+        start_fetching_snapshot(node, msg.snapshot_end, msg.snapshot_epoch)
     else:
         if msg.records and msg.base_offset == node.log_end:
             for e, v in msg.records:
@@ -120,11 +125,14 @@ def handle_fetch_request(c, msg: Message) -> None:
     off = msg.fetch_offset
     lfe = msg.last_fetched_epoch
     diverging = None
-    if off != 0:   # log.validateOffsetAndEpoch (a log starting at 0 is valid at 0)
+    snapshot = None
+    if c.features & SNAPSHOTS and fetch_needs_snapshot(node, off, lfe):
+        snapshot = node.latest   # fetch the leader's latest snapshot first
+    elif off != 0:   # log.validateOffsetAndEpoch (a log starting at 0 is valid at 0)
         e, end = end_offset_for_epoch(node.log, lfe)
         if e != lfe or end < off:
             diverging = (e, end)
-    if diverging is None:
+    if diverging is None and snapshot is None:
         # updateReplicaState, and check-quorum bookkeeping for voters
         node.replica_end[r] = off
         if r in voters(c, node):
@@ -134,11 +142,13 @@ def handle_fetch_request(c, msg: Message) -> None:
                 node.fetched_voters = set()   # the check-quorum timer restarts
             maybe_update_high_watermark(c, node)
     records = ()
-    if diverging is None:
+    if diverging is None and snapshot is None:
         records = tuple(node.log[off:off + c.params.max_records])
+    snapshot_end, snapshot_epoch = (-1, -1) if snapshot is None else snapshot
     c.send(Message(FETCH_RESPONSE, node.id, r, node.epoch, msg.corr, error=ERR_NONE,
                    leader=node.id, hw=-1 if node.hw is None else node.hw,
-                   diverging=diverging, base_offset=off, records=records))
+                   diverging=diverging, base_offset=off, records=records,
+                   snapshot_end=snapshot_end, snapshot_epoch=snapshot_epoch))
 
 
 def client_append_enabled(c, node) -> bool:

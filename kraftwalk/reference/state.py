@@ -56,6 +56,12 @@ class Node:
     log: list = field(default_factory=list)
     flushed_end: int = 0
 
+    # ---- persistent: snapshots (KIP-630; see snapshots.py) ---------------------------
+    log_start: int = 0                 # the log starts at the earliest snapshot's end
+    start_epoch: int = 0               # that snapshot's epoch
+    latest: tuple = (0, 0)             # (end, epoch) of the latest snapshot, (0, 0) none
+    snapshots: dict = field(default_factory=dict)   # id -> content of the ones it holds
+
     # ---- volatile: the current EpochState --------------------------------------------
     hw: Optional[int] = None           # high watermark, None while unknown
     leader_endpoints_known: bool = False   # Kafka's state.leaderEndpoints() is non-empty
@@ -73,6 +79,7 @@ class Node:
                            # down: the restarted-leader mutation reads it)
     inflight: dict = field(default_factory=dict)      # dst -> correlation id of the one
                                                       # outstanding request to dst
+    fetching: Optional[tuple] = None   # follower: the snapshot id it is downloading
 
     # ---- the network links out of this node (a fault-injection knob) ----------------
     links: set = field(default_factory=set)          # destinations its messages reach
@@ -96,3 +103,4 @@ class Node:
         self.fetched_voters = set()
         self.replica_end = {}
         self.leader_endpoints_known = False
+        self.fetching = None

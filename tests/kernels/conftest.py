@@ -16,6 +16,7 @@ from kraftwalk.kernels import checkers
 from kraftwalk.kernels.checkers import ALL_CHECKS, INVARIANT_NAMES
 from kraftwalk.kernels.features import (
     MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_NO_CHECK_QUORUM, MUT_RESTARTED_LEADER, PRE_VOTE,
+    SNAPSHOTS,
 )
 from kraftwalk.kernels.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, DIRTY_FROM, ENTRY_EPOCH,
@@ -41,11 +42,13 @@ F_DOUBLE_VOTE = F | MUT_DOUBLE_VOTE
 F_COMMIT_OLD_EPOCH = F | MUT_COMMIT_OLD_EPOCH
 F_RESTARTED_LEADER = F | MUT_RESTARTED_LEADER
 F_NO_CHECK_QUORUM = F | MUT_NO_CHECK_QUORUM
+F_SNAPSHOTS = F | SNAPSHOTS          # snapshots on (KIP-630), and their invariants checked
 
 
 def params(voters=3, observers=1, log_capacity=16, msg_slots=16, max_epoch=20, max_records=4,
-           depth=200):
-    return make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_records, depth)
+           depth=200, snapshots=False):
+    return make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_records, depth,
+                       snapshots)
 
 
 def fresh(voters=3, observers=1, **kw):

@@ -15,8 +15,10 @@ from kraftwalk.kernels.checkers import (
     ALL_CHECKS, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC,
     HIGH_WATERMARK_MONOTONIC, HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY,
     LEADER_COMPLETENESS, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK, N_INVARIANTS,
-    OBSERVER_CONSISTENCY, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
+    LEADER_NEVER_LOADS_SNAPSHOT, OBSERVER_CONSISTENCY, SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT,
+    SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
 )
+from kraftwalk.kernels.features import SNAPSHOTS
 from kraftwalk.kernels.layout import (
     CM_BY, CM_EPOCH, CM_VALUE, COMMIT_HASH, FOLLOWER, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
     G_LEADER_HW_EPOCH, G_REACH, LEADER, LOG_HASH, RESIGNED, S_COMMITTED,
@@ -24,6 +26,8 @@ from kraftwalk.kernels.layout import (
 from kraftwalk.kernels.log import append_entry, truncate_to
 
 L3 = [(1, -101), (1, 102), (1, 103)]
+# Every check, the snapshot invariants included (they run only with the SNAPSHOTS feature).
+ALL = ALL_CHECKS | SNAPSHOTS
 
 
 def ok(got):
@@ -150,6 +154,43 @@ def bad_observer_consistency(checks):
     return w, (OBSERVER_CONSISTENCY, 3, -1, 2, 1)
 
 
+def committed_l3(checks):
+    """Follower 0 of epoch 1 holds L3 with its HW at 3: [0, 3) is committed."""
+    w = fresh()
+    return setup_check(craft(w, 0, role=FOLLOWER, epoch=1, leader=1, hw=3, log=L3), checks)
+
+
+def bad_snapshot_monotonic(checks):
+    """Node 0's latest snapshot, at 3, moves back to 2."""
+    w = committed_l3(checks)
+    setup_check(craft(w, 0, SNAP_END=3, SNAP_EPOCH=1), checks)
+    craft(w, 0, SNAP_END=2)
+    return w, (SNAPSHOT_MONOTONIC, 0, -1, 1, 2)
+
+
+def bad_snapshot_consistent(checks):
+    """Committed [0, 3) in epoch 1; node 1's snapshot at 2 holds an epoch-2 entry at 1."""
+    w = committed_l3(checks)
+    craft(w, 1, role=FOLLOWER, epoch=2, log=[(1, -101), (2, 109)], SNAP_END=2, SNAP_EPOCH=2)
+    return w, (SNAPSHOT_CONSISTENT, 1, -1, 2, 1)
+
+
+def bad_snapshot_at_log_start(checks):
+    """Node 0's log starts at its snapshot's end, 3, but with another epoch than the
+    entry below it."""
+    w = committed_l3(checks)
+    craft(w, 0, SNAP_END=3, SNAP_EPOCH=1, LOG_START=3, START_EPOCH=2)
+    return w, (SNAPSHOT_AT_LOG_START, 0, -1, 1, 3)
+
+
+def bad_leader_never_loads_snapshot(checks):
+    """The leader of epoch 1 installs a downloaded snapshot (ends at 0: none kept)."""
+    w = fresh()
+    setup_check(craft(w, 0, role=LEADER, epoch=1, leader=0, log=[(1, -101)]), checks)
+    craft(w, 0, GN_LOADED=LEADER + 1)
+    return w, (LEADER_NEVER_LOADS_SNAPSHOT, 0, -1, 1, 0)
+
+
 BAD = {
     ELECTION_SAFETY: bad_election_safety,
     VOTE_UNIQUENESS: bad_vote_uniqueness,
@@ -163,6 +204,10 @@ BAD = {
     MAJORITY_REACHED_HIGH_WATERMARK: bad_majority_reached_high_watermark,
     COMMIT_CURRENT_EPOCH: bad_commit_current_epoch,
     OBSERVER_CONSISTENCY: bad_observer_consistency,
+    SNAPSHOT_MONOTONIC: bad_snapshot_monotonic,
+    SNAPSHOT_CONSISTENT: bad_snapshot_consistent,
+    SNAPSHOT_AT_LOG_START: bad_snapshot_at_log_start,
+    LEADER_NEVER_LOADS_SNAPSHOT: bad_leader_never_loads_snapshot,
 }
 IDS = [INVARIANT_NAMES[i] for i in sorted(BAD)]
 
@@ -174,13 +219,13 @@ def test_every_invariant_has_a_bad_state():
 
 @pytest.mark.parametrize("inv", sorted(BAD), ids=IDS)
 def test_invariant_fires_on_bad_state(inv):
-    w, expected = BAD[inv](ALL_CHECKS)
-    assert check(w, ALL_CHECKS) == expected
+    w, expected = BAD[inv](ALL)
+    assert check(w, ALL) == expected
 
 
 @pytest.mark.parametrize("inv", sorted(BAD), ids=IDS)
 def test_disabling_a_check_suppresses_it(inv):
-    mask = ALL_CHECKS & ~(1 << inv)
+    mask = ALL & ~(1 << inv)
     w, _ = BAD[inv](mask)
     assert check(w, mask)[0] is None
     # the features of a run (pre-vote bit and all) work the same way
@@ -196,11 +241,11 @@ def test_no_checks_no_reports(inv):
 
 @pytest.mark.parametrize("inv", sorted(BAD), ids=IDS)
 def test_only_the_first_violation_is_kept(inv):
-    w, expected = BAD[inv](ALL_CHECKS)
-    check(w)
+    w, expected = BAD[inv](ALL)
+    check(w, ALL)
     # a second, different violation on top of it does not overwrite the first
     craft(w, 2, GN_PREV_EPOCH=9)  # node 2's epoch "went down" from 9
-    assert check(w) == expected
+    assert check(w, ALL) == expected
 
 
 # ---------------------------------------------------------------------------------
@@ -438,3 +483,58 @@ def test_voter_hw_commits_but_observer_hw_does_not():
     assert w.scal[G_COMMIT_LEN] == 0
     settle(craft(w, 1, role=FOLLOWER, epoch=1, hw=1, log=[(1, -101)]))
     assert w.scal[G_COMMIT_LEN] == 1
+
+
+# ---- snapshots (KIP-630) -----------------------------------------------------------------
+@pytest.mark.parametrize("end", [0, 2, 3])
+def test_snapshot_invariants_hold_on_a_committed_snapshot(end):
+    """A snapshot of a committed prefix, the log starting at it or below it."""
+    w = committed_l3(ALL)
+    craft(w, 0, SNAP_END=end, SNAP_EPOCH=1 if end else 0, LOG_START=end,
+          START_EPOCH=1 if end else 0)
+    ok(check(w, ALL))
+    craft(w, 0, LOG_START=0, START_EPOCH=0)  # not cleaned yet: the log starts at 0
+    ok(check(w, ALL))
+
+
+def test_snapshot_consistent_above_the_committed_log():
+    """A snapshot at 3 when only [0, 2) is committed: it holds an uncommitted entry."""
+    w = fresh()
+    setup_check(craft(w, 0, role=FOLLOWER, epoch=1, leader=1, hw=2, log=L3), ALL)
+    craft(w, 0, SNAP_END=3, SNAP_EPOCH=1)
+    assert check(w, ALL) == (SNAPSHOT_CONSISTENT, 0, -1, 1, 2)
+
+
+def test_snapshot_consistent_checks_the_epoch_of_the_id():
+    w = committed_l3(ALL)
+    craft(w, 0, SNAP_END=3, SNAP_EPOCH=2)
+    assert check(w, ALL) == (SNAPSHOT_CONSISTENT, 0, -1, 1, 2)
+
+
+def test_snapshot_monotonic_holds_when_a_snapshot_moves_forward():
+    w = committed_l3(ALL)
+    craft(w, 0, SNAP_END=2, SNAP_EPOCH=1)
+    ok(check(w, ALL))
+    craft(w, 0, SNAP_END=3)
+    ok(check(w, ALL))
+
+
+def test_snapshot_at_log_start_past_the_log_or_the_snapshot():
+    w = committed_l3(ALL)
+    craft(w, 0, SNAP_END=2, SNAP_EPOCH=1, LOG_START=3, START_EPOCH=1)  # past the snapshot
+    assert check(w, ALL) == (SNAPSHOT_AT_LOG_START, 0, -1, 1, 3)
+    w = committed_l3(ALL)
+    craft(w, 0, hw=2, SNAP_END=3, SNAP_EPOCH=1, LOG_START=3, START_EPOCH=1, LOG_END=2)
+    assert check(w, ALL)[0] == SNAPSHOT_AT_LOG_START  # past the log end
+
+
+def test_a_follower_may_load_a_snapshot():
+    w = fresh()
+    setup_check(craft(w, 0, role=LEADER, epoch=1, leader=0, log=[(1, -101)]), ALL)
+    craft(w, 0, GN_LOADED=FOLLOWER + 1)
+    ok(check(w, ALL))
+
+
+def test_snapshot_invariants_need_the_snapshots_feature():
+    w, _ = bad_snapshot_consistent(ALL)
+    ok(check(w, ALL_CHECKS))

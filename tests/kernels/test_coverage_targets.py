@@ -4,25 +4,35 @@ reaches the target, one step fewer does not."""
 import numpy as np
 import pytest
 
-from conftest import F
+from conftest import F, F_SNAPSHOTS
 from kraftwalk.kernels.layout import N_TARGETS, REACHED, TARGET_NAMES, make_params
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, FEATURE_WEIGHTS
 from kraftwalk.kernels.transition import FAMILY_NAMES, N_FAMILIES
 from kraftwalk.kernels.trace import record_walk, replay_actions
 from kraftwalk.kernels.walk import run_chunk_covered
 from kraftwalk.targets import TARGET_NAMES as CLI_TARGET_NAMES
 
 SEED = 5
-CONFIGS = {  # max_epoch 4 makes the epoch bound reachable; the default config the rest
-    "default": make_params(3, 1, 32, 16, 60, 4, 400),
-    "low max_epoch": make_params(3, 1, 32, 16, 4, 4, 400),
+SNAPSHOT_WEIGHTS = DEFAULT_WEIGHTS.copy()
+for _family, _weight in FEATURE_WEIGHTS.items():
+    SNAPSHOT_WEIGHTS[FAMILY_NAMES.index(_family)] = _weight
+SNAPSHOT_WEIGHTS[FAMILY_NAMES.index("crash")] = 1.0
+# name -> (params, weights, features): max_epoch 4 makes the epoch bound reachable; the
+# snapshot targets need snapshots, and RestartedFromSnapshot an observer (whose snapshot
+# can pass its flushed log) crashing before it flushes: two observers, five times the
+# crashes; the default config the rest
+CONFIGS = {
+    "default": (make_params(3, 1, 32, 16, 60, 4, 400), DEFAULT_WEIGHTS, F),
+    "low max_epoch": (make_params(3, 1, 32, 16, 4, 4, 400), DEFAULT_WEIGHTS, F),
+    "snapshots": (make_params(3, 2, 32, 16, 60, 4, 400, snapshots=True), SNAPSHOT_WEIGHTS,
+                  F_SNAPSHOTS),
 }
 
 
 @pytest.fixture(scope="module")
 def runs():
-    return {name: run_chunk_covered(SEED, 0, 1500, p, DEFAULT_WEIGHTS, True, F)
-            for name, p in CONFIGS.items()}
+    return {name: run_chunk_covered(SEED, 0, 1500, p, weights, True, features)
+            for name, (p, weights, features) in CONFIGS.items()}
 
 
 def test_the_cli_knows_the_kernels_targets():
@@ -53,10 +63,10 @@ def test_witness_step_is_exact(runs, target):
         if len(hits):
             break
     walk, step = int(hits[0]), int(reach[hits[0], 1 + t])
-    params = CONFIGS[name]
-    actions = record_walk(SEED, walk, params, DEFAULT_WEIGHTS, True, F)[0]
+    params, weights, features = CONFIGS[name]
+    actions = record_walk(SEED, walk, params, weights, True, features)[0]
     assert 1 <= step <= len(actions)
-    _, _, w = replay_actions(params, actions[:step], F)
+    _, _, w = replay_actions(params, actions[:step], features)
     assert (w.scal[REACHED] >> t) & 1, f"{target} not reached by step {step}"
-    _, _, w = replay_actions(params, actions[:step - 1], F)
+    _, _, w = replay_actions(params, actions[:step - 1], features)
     assert not (w.scal[REACHED] >> t) & 1, f"{target} already reached before step {step}"

@@ -7,13 +7,13 @@ from __future__ import annotations
 from kraftwalk.kernels import layout, messages
 from kraftwalk.kernels.layout import F_CORR, MSG_NAMES, MSG_WIDTH, N_MSGS, P_NODES
 from kraftwalk.kernels.messages import HEADER, MESSAGE_TYPES, TYPE_COLUMNS
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, FEATURE_WEIGHTS
 from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
-from kraftwalk.kernels.transition import message_fingerprint
+from kraftwalk.kernels.transition import FAMILY_NAMES, message_fingerprint
 from kraftwalk.reference.encoding import message_fingerprint as reference_fingerprint
 from kraftwalk.reference.state import Message
 
-from conftest import F, params
+from conftest import F, F_SNAPSHOTS, params
 
 
 def test_each_type_has_the_header_then_distinct_payload_columns_within_the_row():
@@ -38,8 +38,9 @@ def test_layout_exports_the_tables_ids_and_columns_as_plain_ints():
 
 
 def test_ids_and_columns_stay_as_recorded_traces_hash_them():
-    # Fingerprints in recorded traces hash type ids and columns F_CORR+1 .. MSG_WIDTH-1:
-    # a new message type goes at the end of the table and leaves these as they are.
+    # Fingerprints in recorded traces hash type ids and columns F_CORR+1 ..
+    # FINGERPRINT_WIDTH-1: a new message type goes at the end of the table, a new field of
+    # an old type past those columns, and these stay as they are.
     assert MSG_NAMES[1:9] == (
         "VoteRequest", "VoteResponse", "BeginQuorumEpochRequest", "BeginQuorumEpochResponse",
         "EndQuorumEpochRequest", "EndQuorumEpochResponse", "FetchRequest", "FetchResponse")
@@ -49,9 +50,9 @@ def test_ids_and_columns_stay_as_recorded_traces_hash_them():
     assert payload["VoteResponse"] == ["error", "leader", "pre_vote", "granted"]
     assert payload["EndQuorumEpochRequest"] == ["req_leader", "successors"]
     assert payload["FetchRequest"] == ["fetch_offset", "last_fetched_epoch"]
-    assert payload["FetchResponse"] == ["error", "leader", "hw", "diverging_epoch",
-                                        "diverging_end", "base_offset", "n_records", "records"]
-    assert (layout.F_RECORDS, MSG_WIDTH) == (12, 12)
+    assert payload["FetchResponse"][:7] == ["error", "leader", "hw", "diverging_epoch",
+                                            "diverging_end", "base_offset", "n_records"]
+    assert layout.FINGERPRINT_WIDTH == 12 and layout.F_SNAPSHOT_END >= 12
 
 
 def _check_row(w, k, n):
@@ -76,19 +77,28 @@ def _missing(seen: set) -> tuple:
     return types, fetch
 
 
-def test_every_message_the_kernel_sends_round_trips_through_the_reference_model():
-    p = params(3, 1)
+def _round_trips(p, weights, features, seen: set) -> None:
     n = int(p[P_NODES])
-    seen = set()
-    for walk in range(40):
-        actions = record_walk(7, walk, p, DEFAULT_WEIGHTS, True, F)[0]
+    for walk in range(200):
+        actions = record_walk(7, walk, p, weights, True, features)[0]
         w = new_walk(p)
         for action in actions:
-            if apply_and_check(w, tuple(int(x) for x in action), F) > 0:
+            if apply_and_check(w, tuple(int(x) for x in action), features) > 0:
                 break
             for k in range(int(w.scal[N_MSGS])):
                 msg = _check_row(w, k, n)
                 seen.add((msg.type, msg.error != 0, msg.diverging is not None, bool(msg.records)))
         if _missing(seen) == (set(), set()):
-            break
+            return
+
+
+def test_every_message_the_kernel_sends_round_trips_through_the_reference_model():
+    seen = set()
+    _round_trips(params(3, 1), DEFAULT_WEIGHTS, F, seen)
+    # the snapshot messages (KIP-630) fly only with snapshots on
+    assert _missing(seen)[0] <= {layout.FETCH_SNAPSHOT_REQUEST, layout.FETCH_SNAPSHOT_RESPONSE}
+    weights = DEFAULT_WEIGHTS.copy()
+    for family, x in FEATURE_WEIGHTS.items():
+        weights[FAMILY_NAMES.index(family)] = x
+    _round_trips(params(3, 1, snapshots=True), weights, F_SNAPSHOTS, seen)
     assert _missing(seen) == (set(), set()), seen

@@ -7,19 +7,26 @@ import pytest
 
 from conftest import (
     F, F_COMMIT_OLD_EPOCH, F_DOUBLE_VOTE, F_NO_CHECK_QUORUM, F_NOPV, F_RESTARTED_LEADER,
+    F_SNAPSHOTS,
 )
 from kraftwalk.kernels.checkers import (
     COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, HIGH_WATERMARK_MONOTONIC, INVARIANT_NAMES,
     LEADER_APPEND_ONLY, LEADER_COMPLETENESS, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK,
-    STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
+    SNAPSHOT_CONSISTENT, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
 )
+from kraftwalk.kernels.features import MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS
 from kraftwalk.kernels.layout import make_params
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, FEATURE_WEIGHTS
+from kraftwalk.kernels.transition import FAMILY_NAMES
 
 SEED = 20240917
 WALKS = 5000
 DEPTH = 500
 PARAMS = make_params(3, 1, 32, 16, 60, 4, DEPTH)
+SNAPSHOT_PARAMS = make_params(3, 1, 32, 16, 60, 4, DEPTH, snapshots=True)
+SNAPSHOT_WEIGHTS = DEFAULT_WEIGHTS.copy()
+for _family, _weight in FEATURE_WEIGHTS.items():
+    SNAPSHOT_WEIGHTS[FAMILY_NAMES.index(_family)] = _weight
 
 _cache = {}
 
@@ -27,7 +34,10 @@ _cache = {}
 def run(features):
     if features not in _cache:
         from kraftwalk.kernels.walk import run_chunk
-        _cache[features] = run_chunk(SEED, 0, WALKS, PARAMS, DEFAULT_WEIGHTS, True, features)
+        snapshots = bool(features & SNAPSHOTS)
+        _cache[features] = run_chunk(SEED, 0, WALKS, SNAPSHOT_PARAMS if snapshots else PARAMS,
+                                     SNAPSHOT_WEIGHTS if snapshots else DEFAULT_WEIGHTS, True,
+                                     features)
     return _cache[features]
 
 
@@ -38,8 +48,9 @@ def found(features):
     return collections.Counter(INVARIANT_NAMES[k - 1] for k in inv[inv > 0])
 
 
-@pytest.mark.parametrize("features", [F, F_NOPV, F_NO_CHECK_QUORUM],
-                         ids=["pre-vote", "no-pre-vote", "no-check-quorum(liveness)"])
+@pytest.mark.parametrize("features", [F, F_NOPV, F_NO_CHECK_QUORUM, F_SNAPSHOTS],
+                         ids=["pre-vote", "no-pre-vote", "no-check-quorum(liveness)",
+                              "snapshots"])
 def test_unmutated_kernel_finds_no_violation(features):
     stats, viol, _ = run(features)
     assert found(features) == {}, found(features)
@@ -51,6 +62,8 @@ def test_unmutated_kernel_finds_no_violation(features):
     assert col["committed"].sum() > WALKS
     assert col["crashes"].sum() > WALKS
     assert col["truncations"].sum() > 0
+    if features & SNAPSHOTS:
+        assert col["snapshots"].sum() > WALKS // 2 and col["snapshots_loaded"].sum() > 0
 
 
 MUTATIONS = {
@@ -63,6 +76,8 @@ MUTATIONS = {
                          {LEADER_APPEND_ONLY, HIGH_WATERMARK_MONOTONIC, LOG_MATCHING,
                           STATE_MACHINE_SAFETY, LEADER_COMPLETENESS,
                           MAJORITY_REACHED_HIGH_WATERMARK, ELECTION_SAFETY}),
+    "snapshot-above-hw": (F_SNAPSHOTS | MUT_SNAPSHOT_ABOVE_HW, SNAPSHOT_CONSISTENT,
+                          {SNAPSHOT_CONSISTENT}),
 }
 
 

@@ -352,6 +352,6 @@ def test_truncate_to_end_offset(log, div, expected):
     from kraftwalk.kernels.replication import truncate_to_end_offset
     w = fresh()
     craft(w, 1, log=log)
-    truncate_to_end_offset(w, 1, *div)
+    truncate_to_end_offset(w, 1, *div, 0)
     assert log_of(w, 1) == log[:expected]
     assert w.scal[S_TRUNCATIONS] == (1 if expected < len(log) else 0)

@@ -16,7 +16,7 @@ from kraftwalk.config import RunConfig
 
 
 def test_every_node_family_is_listed_once():
-    assert len(set(NODE_FAMILIES)) == len(NODE_FAMILIES) == 8
+    assert len(set(NODE_FAMILIES)) == len(NODE_FAMILIES) == 10  # 8, and 2 with snapshots
     assert all(0 <= f < N_FAMILIES for f in NODE_FAMILIES)
 
 

@@ -34,16 +34,19 @@ from kraftwalk.kernels.checkers import (
     ALL_CHECKS, COMMIT_CURRENT_EPOCH, INVARIANT_NAMES, LEADER_APPEND_ONLY, VOTE_UNIQUENESS,
 )
 from kraftwalk.kernels.features import (
-    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_RESTARTED_LEADER, PRE_VOTE,
+    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT, MUT_RESTARTED_LEADER,
+    MUT_SNAPSHOT_ABOVE_HW, PRE_VOTE, SNAPSHOTS,
 )
 from kraftwalk.kernels.layout import (
-    BOUND_EPOCH, BOUND_LOG, BOUND_NAMES, BOUND_NONE, BOUND_STUCK, S_BOUND_HIT, STATS_BASE,
+    BOUND_EPOCH, BOUND_LOG, BOUND_NAMES, BOUND_NONE, BOUND_STUCK, S_BOUND_HIT,
+    S_SNAPSHOTS_LOADED, STATS_BASE,
     V_STEP, make_params,
 )
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, FEATURE_WEIGHTS
 from kraftwalk.kernels.transition import (
     FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE,
-    FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_TIMEOUT, FAMILY_NAMES, N_FAMILIES
+    FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_TIMEOUT, FAMILY_NAMES, N_FAMILIES,
+    FAM_CLEAN, FAM_SNAPSHOT,
 )
 from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
 from kraftwalk.reference import ReferenceCluster
@@ -58,13 +61,25 @@ F_NOPV = ALL_CHECKS
 F_DOUBLE_VOTE = F | MUT_DOUBLE_VOTE
 F_COMMIT_OLD_EPOCH = F | MUT_COMMIT_OLD_EPOCH
 F_RESTARTED_LEADER = F | MUT_RESTARTED_LEADER
+F_SNAPSHOTS = F | SNAPSHOTS
 
 MASTER_SEED = 20240601
 DEPTH = 200
 
 
-def _params(voters, observers, log_capacity=16, msg_slots=16, max_epoch=20, max_records=4):
-    return make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_records, DEPTH)
+def _params(voters, observers, log_capacity=16, msg_slots=16, max_epoch=20, max_records=4,
+            snapshots=False):
+    return make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_records, DEPTH,
+                       snapshots)
+
+
+def weights_for(features):
+    """The swarm's base weights, with the snapshot families weighed when they are on."""
+    w = DEFAULT_WEIGHTS.copy()
+    if features & SNAPSHOTS:
+        for family, x in FEATURE_WEIGHTS.items():
+            w[FAMILY_NAMES.index(family)] = x
+    return w
 
 
 # name -> (params, features, what the selected walks must include)
@@ -80,6 +95,9 @@ CONFIGS = {
                          {"violations": {"CommitCurrentEpoch"}}),
     "restarted-leader": (_params(3, 1), F_RESTARTED_LEADER,
                          {"violations": {"LeaderAppendOnly"}}),
+    # snapshots: taken, cleaned, downloaded by lagging followers, restored on restart
+    "3v1o-snapshots": (_params(3, 1, snapshots=True), F_SNAPSHOTS,
+                       {"stats": {"snapshots", "snapshots_loaded"}}),
 }
 
 # Long suite only (three more masks to compile): each mutation with the check that catches
@@ -90,6 +108,11 @@ DEEP_CONFIGS = {
     "commit-old-epoch-deep": (_params(3, 1), F_COMMIT_OLD_EPOCH ^ (1 << COMMIT_CURRENT_EPOCH),
                               {}),
     "restarted-leader-deep": (_params(3, 1), F_RESTARTED_LEADER ^ (1 << LEADER_APPEND_ONLY), {}),
+    "5v1o-snapshots-tight": (_params(5, 1, log_capacity=8, msg_slots=6, snapshots=True),
+                             F_SNAPSHOTS, {}),
+    "snapshot-above-hw": (_params(3, 1, snapshots=True), F_SNAPSHOTS | MUT_SNAPSHOT_ABOVE_HW, {}),
+    "leader-loads-snapshot": (_params(3, 1, snapshots=True),
+                              F_SNAPSHOTS | MUT_LEADER_LOADS_SNAPSHOT, {}),
 }
 
 PLAIN = int(os.environ.get("KRAFTWALK_DIFF_WALKS", 50))   # first walks of each config
@@ -99,7 +122,7 @@ PROBE_EVERY = 16        # probe enabledness every this many steps
 LONG_WALKS = int(os.environ.get("KRAFTWALK_DIFF_LONG_WALKS", 1000))
 
 NODE_FAMILIES = (FAM_TIMEOUT, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_QUORUM, FAM_RESIGN,
-                 FAM_CRASH, FAM_RESTART)
+                 FAM_CRASH, FAM_RESTART, FAM_SNAPSHOT, FAM_CLEAN)
 MESSAGE_FAMILIES = (FAM_DELIVER, FAM_LOSE, FAM_DUPLICATE)
 
 
@@ -165,8 +188,8 @@ def compare_walk(name, params, features, walk_index, probe=True):
     """Replay one recorded walk on both models, comparing after every step. Returns
     (steps compared, the kernel's final verdict code, the bound that ended it)."""
     where = f"{name} walk {walk_index}"
-    actions, stats, viol, _, _ = record_walk(MASTER_SEED, walk_index, params, DEFAULT_WEIGHTS,
-                                              True, features)
+    actions, stats, viol, _, _ = record_walk(MASTER_SEED, walk_index, params,
+                                              weights_for(features), True, features)
     actions = [tuple(int(x) for x in a) for a in actions]
     w = new_walk(params)
     ref = ReferenceCluster(params, features)
@@ -201,21 +224,24 @@ def compare_walk(name, params, features, walk_index, probe=True):
     if recorded_bound == BOUND_STUCK:
         recorded_bound = BOUND_NONE
     assert bound == ref.bound_hit == recorded_bound
-    return len(actions), code, bound
+    return len(actions), code, bound, ref.stats
 
 
 def select_walks(params, features):
-    """The first PLAIN walks, plus violating and bound-hitting ones from a scan."""
+    """The first PLAIN walks, plus violating and bound-hitting ones from a scan (and, with
+    snapshots on, ones in which a follower installed a downloaded snapshot)."""
     chosen = list(range(PLAIN))
-    violating, bounded = [], []
+    violating, bounded, loaded = [], [], []
     for i in range(PLAIN, PLAIN + SCAN):
-        _, stats, viol, _, _ = record_walk(MASTER_SEED, i, params, DEFAULT_WEIGHTS, True,
+        _, stats, viol, _, _ = record_walk(MASTER_SEED, i, params, weights_for(features), True,
                                            features)
         if viol[0] and len(violating) < EXTRA:
             violating.append(i)
         elif stats[S_BOUND_HIT - STATS_BASE] in (BOUND_EPOCH, BOUND_LOG) and len(bounded) < EXTRA:
             bounded.append(i)
-    return chosen + violating + bounded
+        elif stats[S_SNAPSHOTS_LOADED - STATS_BASE] > 0 and len(loaded) < EXTRA:
+            loaded.append(i)
+    return chosen + violating + bounded + loaded
 
 
 # ---- tests ------------------------------------------------------------------------------
@@ -223,9 +249,10 @@ def select_walks(params, features):
 def test_kernel_and_reference_agree(name, capsys):
     params, features, expect = CONFIGS[name]
     steps = 0
-    seen_violations, seen_bounds = set(), set()
+    seen_violations, seen_bounds, seen_stats = set(), set(), set()
     for i in select_walks(params, features):
-        n, code, bound = compare_walk(name, params, features, i, probe=i < PLAIN)
+        n, code, bound, stats = compare_walk(name, params, features, i, probe=i < PLAIN)
+        seen_stats |= {k for k, v in stats.items() if v}
         steps += n
         if code > 0:
             seen_violations.add(INVARIANT_NAMES[code - 1])
@@ -237,6 +264,7 @@ def test_kernel_and_reference_agree(name, capsys):
     assert expect.get("violations", set()) <= seen_violations, (name, seen_violations)
     assert expect.get("bounds", set()) <= seen_bounds, (
         name, [BOUND_NAMES[b] for b in seen_bounds])
+    assert expect.get("stats", set()) <= seen_stats, (name, seen_stats)
     if not expect.get("violations"):
         assert not seen_violations, f"{name}: the unmutated protocol broke {seen_violations}"
 
@@ -249,7 +277,7 @@ def test_kernel_and_reference_agree_long(name, capsys):
     verdicts: dict[str, int] = {}
     bounds: dict[str, int] = {}
     for i in range(LONG_WALKS):
-        n, code, bound = compare_walk(name, params, features, i, probe=i % 10 == 0)
+        n, code, bound, _ = compare_walk(name, params, features, i, probe=i % 10 == 0)
         steps += n
         walks += 1
         verdicts[verdict(code)] = verdicts.get(verdict(code), 0) + 1

@@ -12,9 +12,11 @@ import pytest
 from kraftwalk.kernels.checkers import (
     ALL_CHECKS, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC, HIGH_WATERMARK_MONOTONIC,
     HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY, LEADER_COMPLETENESS,
-    LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK, OBSERVER_CONSISTENCY, STATE_MACHINE_SAFETY,
-    VOTE_UNIQUENESS,
+    LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK,
+    OBSERVER_CONSISTENCY, SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC,
+    STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
 )
+from kraftwalk.kernels.features import SNAPSHOTS
 from kraftwalk.kernels.layout import FOLLOWER, LEADER, UNATTACHED
 from kraftwalk.reference import Params, ReferenceCluster
 from kraftwalk.reference.checkers import check_invariants
@@ -301,9 +303,83 @@ def test_a_disabled_check_reports_nothing_but_keeps_its_history():
     assert check_invariants(c, ALL_CHECKS).invariant == ELECTION_SAFETY
 
 
-def test_invariant_ids_cover_all_twelve():
+def test_invariant_ids_cover_them_all():
     ids = {ELECTION_SAFETY, VOTE_UNIQUENESS, LEADER_APPEND_ONLY, EPOCH_MONOTONIC, LOG_MATCHING,
            LEADER_COMPLETENESS, STATE_MACHINE_SAFETY, HIGH_WATERMARK_VALID,
            HIGH_WATERMARK_MONOTONIC, MAJORITY_REACHED_HIGH_WATERMARK, COMMIT_CURRENT_EPOCH,
-           OBSERVER_CONSISTENCY}
+           OBSERVER_CONSISTENCY, SNAPSHOT_MONOTONIC, SNAPSHOT_CONSISTENT, SNAPSHOT_AT_LOG_START,
+           LEADER_NEVER_LOADS_SNAPSHOT}
     assert ids == set(range(len(INVARIANT_NAMES)))
+
+
+# ---- snapshots (KIP-630) -------------------------------------------------------------------
+def snapshotted(end, start=0, epoch=None):
+    """Replicated E1, committed; node 1 holds a snapshot of E1 up to ``end`` and its log
+    starts at ``start``."""
+    c = cluster(checks=ALL_CHECKS | SNAPSHOTS)
+    replicated(c, E1, hw=3)
+    assert verdict(c) is None
+    node = c.nodes[1]
+    sid = (end, E1[end - 1][0] if epoch is None else epoch)
+    node.latest, node.snapshots = sid, {sid: tuple(E1[:end])}
+    if start:
+        node.log_start, node.start_epoch = start, E1[start - 1][0]
+    return c, node
+
+
+@pytest.mark.parametrize("end, start", [(2, 0), (3, 0), (2, 2), (3, 3)])
+def test_a_committed_snapshot_is_fine(end, start):
+    c, _ = snapshotted(end, start)
+    assert verdict(c) is None
+
+
+def test_snapshot_monotonic():
+    c, node = snapshotted(3)
+    assert verdict(c) is None
+    node.latest, node.snapshots = (2, 1), {(2, 1): tuple(E1[:2])}
+    assert verdict(c) == "SnapshotMonotonic"
+    assert (c.violation.node_a, c.violation.offset) == (1, 2)
+
+
+def test_snapshot_consistent_other_content():
+    c, node = snapshotted(2)
+    node.snapshots[node.latest] = ((1, -1), (1, 99))
+    assert verdict(c) == "SnapshotConsistent" and c.violation.offset == 1
+
+
+def test_snapshot_consistent_other_epoch():
+    c, _ = snapshotted(3, epoch=2)
+    assert verdict(c) == "SnapshotConsistent" and c.violation.offset == 2
+
+
+def test_snapshot_consistent_past_the_committed_log():
+    c = cluster(checks=ALL_CHECKS | SNAPSHOTS)
+    replicated(c, E1, hw=2)
+    node = c.nodes[2]
+    node.latest, node.snapshots = (3, 1), {(3, 1): tuple(E1)}
+    assert verdict(c) == "SnapshotConsistent" and c.violation.offset == 2
+
+
+def test_snapshot_at_log_start():
+    c, node = snapshotted(2, start=2)
+    node.start_epoch = 5
+    assert verdict(c) == "SnapshotAtLogStart" and c.violation.offset == 2
+    c, node = snapshotted(2, start=2)
+    node.log_start = 3   # past the latest snapshot
+    assert verdict(c) == "SnapshotAtLogStart"
+
+
+def test_leader_never_loads_snapshot():
+    c, node = snapshotted(3)
+    assert verdict(c) is None
+    c.history.loaded_snapshot(c.nodes[0])   # node 0 leads
+    assert verdict(c) == "LeaderNeverLoadsSnapshot" and c.violation.node_a == 0
+    c, node = snapshotted(3)
+    c.history.loaded_snapshot(node)         # a follower may
+    assert verdict(c) is None
+
+
+def test_snapshot_checks_need_the_snapshots_feature():
+    c, node = snapshotted(3, epoch=2)
+    c.features = ALL_CHECKS
+    assert verdict(c) is None
