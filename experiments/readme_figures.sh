@@ -19,6 +19,9 @@ rm -r "$R/default-swarm/walks"   # large; run.json, config.toml and violations/ 
 # Time to the first violation: every safety mutation, swarm vs fixed vs uniform weights.
 kraftwalk hunt --all --seeds 5 --duration 60 --weights swarm --weights fixed --weights uniform \
     --out "$R" --name hunt
+# The snapshot mutations (hunt turns --snapshots on for them).
+kraftwalk hunt --mutation snapshot-above-hw --mutation leader-loads-snapshot --seeds 5 \
+    --duration 60 --weights swarm --weights fixed --weights uniform --out "$R" --name hunt-snapshots
 # The deep Figure 8: with the two checks that see the premature HW directly off, only
 # real data loss counts.
 kraftwalk hunt --mutation commit-old-epoch --seeds 5 --duration 120 \
