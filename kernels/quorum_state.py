@@ -11,7 +11,7 @@ from .jit import kernel
 
 from .layout import (
     ACKED_MASK, BOUND_EPOCH, BOUND_LOG, CANDIDATE, C_NEXT_VALUE, EPOCH, EPOCH_START,
-    ERR_FENCED_LEADER_EPOCH, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
+    ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
     FETCHED_MASK, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_SRC, GRANTED,
     HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, PREFERRED, PROSPECTIVE, P_MAX_EPOCH,
     P_NODES, REJECTED, REPLICA_END, RESIGNED, ROLE, S_BOUND_HIT, S_ELECTIONS,
@@ -130,6 +130,19 @@ def reset_leader_state(w, i):
     w.node[ACKED_MASK, i] = 1 << i
     w.node[GRANTED, i] = 0
     w.node[REJECTED, i] = 0
+
+
+@kernel(inline="always")
+def validate_leader_only_request(w, i, epoch):
+    """validateLeaderOnlyRequest: the error a request of ``epoch`` that only the leader
+    answers (Fetch, FetchSnapshot) gets at node i, ERR_NONE if i leads that epoch."""
+    if epoch < w.node[EPOCH, i]:
+        return ERR_FENCED_LEADER_EPOCH
+    if epoch > w.node[EPOCH, i]:
+        return ERR_UNKNOWN_LEADER_EPOCH
+    if w.node[ROLE, i] != LEADER:
+        return ERR_NOT_LEADER_OR_FOLLOWER
+    return ERR_NONE
 
 
 @kernel

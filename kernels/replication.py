@@ -12,8 +12,7 @@ from .features import (
 )
 from .layout import (
     ACKED_MASK, C_NEXT_CORR, P_NODES, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, EPOCH_START,
-    ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
-    FETCH_REQUEST, FETCH_RESPONSE, FLUSHED_END, FOLLOWER, F_BASE_OFFSET, F_CORR,
+    ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE, FLUSHED_END, FOLLOWER, F_BASE_OFFSET, F_CORR,
     F_DIVERGING_END, F_DIVERGING_EPOCH, F_DST, F_EPOCH, F_ERROR, F_FETCH_OFFSET, F_HW,
     F_LAST_FETCHED_EPOCH, F_LEADER, F_N_RECORDS, F_RECORDS, F_SRC, HAS_FETCHED, HW, INFLIGHT,
     LEADER, LEADER_ID, LOG_END, P_MAX_RECORDS, REPLICA_END, ROLE,
@@ -26,6 +25,7 @@ from .log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate
 from .network import new_message
 from .quorum_state import (
     accept_response, intend, transition_to_resigned, update_check_quorum_for_following_voter,
+    validate_leader_only_request,
 )
 from .snapshots import fetch_needs_snapshot
 from .voters import is_voter, majority, other_voters, voters
@@ -141,14 +141,7 @@ def handle_fetch_request(w, s, features):
     m = w.msgs[s]
     i = m[F_DST]
     r = m[F_SRC]
-    epoch = m[F_EPOCH]
-    error = ERR_NONE
-    if epoch < w.node[EPOCH, i]:
-        error = ERR_FENCED_LEADER_EPOCH
-    elif epoch > w.node[EPOCH, i]:
-        error = ERR_UNKNOWN_LEADER_EPOCH
-    elif w.node[ROLE, i] != LEADER:
-        error = ERR_NOT_LEADER_OR_FOLLOWER
+    error = validate_leader_only_request(w, i, m[F_EPOCH])
     k = new_message(w, FETCH_RESPONSE, i, r, w.node[EPOCH, i])
     if error != ERR_NONE:
         if k >= 0:

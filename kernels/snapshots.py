@@ -23,18 +23,19 @@ from .jit import kernel
 from .coverage import reach
 from .features import MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS
 from .layout import (
-    C_NEXT_CORR, DIRTY_FROM, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, ERR_FENCED_LEADER_EPOCH, ERR_NONE,
-    ERR_NOT_LEADER_OR_FOLLOWER, ERR_SNAPSHOT_NOT_FOUND, ERR_UNKNOWN_LEADER_EPOCH,
-    FETCHING_END, FETCHING_EPOCH, FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE,
-    FLUSHED_END, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_RECORDS,
+    C_NEXT_CORR, DIRTY_FROM, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, ERR_NONE, ERR_SNAPSHOT_NOT_FOUND,
+    FETCHING_END, FETCHING_EPOCH, FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FLUSHED_END, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_RECORDS,
     F_REQ_SNAPSHOT_END, F_REQ_SNAPSHOT_EPOCH, F_SNAPSHOT_COUNT, F_SNAPSHOT_END,
-    F_SNAPSHOT_EPOCH, F_SRC, GN_LOADED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, LOG_HASH,
+    F_SNAPSHOT_EPOCH, F_SRC, GN_LOADED, HW, INFLIGHT, LEADER_ID, LOG_END, LOG_HASH,
     LOG_START, ROLE, SNAP_END, SNAP_EPOCH, START_EPOCH, S_SNAPSHOTS, S_SNAPSHOTS_LOADED, UP,
     T_SNAPSHOT_LOADED, I_FETCH_RESET,
 )
 from .log import entry_hash, last_epoch, prefix_hash
 from .network import new_message
-from .quorum_state import accept_response, intend, update_check_quorum_for_following_voter
+from .quorum_state import (
+    accept_response, intend, update_check_quorum_for_following_voter,
+    validate_leader_only_request,
+)
 
 
 # ---------------------------------------------------------------- taking and cleaning
@@ -153,14 +154,7 @@ def handle_fetch_snapshot_request(w, s, features):
     m = w.msgs[s]
     i = m[F_DST]
     r = m[F_SRC]
-    epoch = m[F_EPOCH]
-    error = ERR_NONE
-    if epoch < w.node[EPOCH, i]:
-        error = ERR_FENCED_LEADER_EPOCH
-    elif epoch > w.node[EPOCH, i]:
-        error = ERR_UNKNOWN_LEADER_EPOCH
-    elif w.node[ROLE, i] != LEADER:
-        error = ERR_NOT_LEADER_OR_FOLLOWER
+    error = validate_leader_only_request(w, i, m[F_EPOCH])
     k = new_message(w, FETCH_SNAPSHOT_RESPONSE, i, r, w.node[EPOCH, i])
     if error != ERR_NONE:
         if k >= 0:

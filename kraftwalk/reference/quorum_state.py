@@ -8,7 +8,8 @@ over (``state.highWatermark()``) except into Leader, which starts without one.
 from __future__ import annotations
 
 from kraftwalk.kernels.layout import (
-    BOUND_EPOCH, BOUND_LOG, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_NOT_LEADER_OR_FOLLOWER,
+    BOUND_EPOCH, BOUND_LOG, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_NONE,
+    ERR_NOT_LEADER_OR_FOLLOWER,
     ERR_UNKNOWN_LEADER_EPOCH, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, UNATTACHED,
 )
 
@@ -139,6 +140,16 @@ def maybe_transition(c, node, leader: int, epoch: int) -> None:
         transition_to_follower(c, node, epoch, leader)
     elif node.leader_id == leader and not node.leader_endpoints_known:
         transition_to_follower(c, node, epoch, leader)
+
+
+def validate_leader_only_request(node, epoch: int) -> int:
+    """validateLeaderOnlyRequest: the error a request only the leader answers (Fetch,
+    FetchSnapshot) gets at ``node``; ERR_NONE if it leads that epoch."""
+    if epoch < node.epoch:
+        return ERR_FENCED_LEADER_EPOCH
+    if epoch > node.epoch:
+        return ERR_UNKNOWN_LEADER_EPOCH
+    return ERR_NOT_LEADER_OR_FOLLOWER if node.role != LEADER else ERR_NONE
 
 
 def maybe_handle_common_response(c, node, error: int, leader: int, epoch: int) -> bool:

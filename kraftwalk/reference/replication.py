@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from kraftwalk.kernels.features import MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, SNAPSHOTS
 from kraftwalk.kernels.layout import (
-    ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER, ERR_UNKNOWN_LEADER_EPOCH,
-    FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER, UNATTACHED,
+    ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER, UNATTACHED,
 )
 
 from .log import append, end_offset_for_epoch, last_epoch, truncate
 from .quorum_state import (
-    maybe_handle_common_response, transition_to_follower,
+    maybe_handle_common_response, transition_to_follower, validate_leader_only_request,
     transition_to_resigned,
 )
 from .snapshots import fetch_needs_snapshot, start_fetching_snapshot
@@ -110,13 +109,7 @@ def handle_fetch_request(c, msg: Message) -> None:
     """handleFetchRequest: validate the epoch; then records, or a diverging epoch."""
     node = c.nodes[msg.dst]
     r = msg.src
-    error = ERR_NONE
-    if msg.epoch < node.epoch:
-        error = ERR_FENCED_LEADER_EPOCH
-    elif msg.epoch > node.epoch:
-        error = ERR_UNKNOWN_LEADER_EPOCH
-    elif node.role != LEADER:
-        error = ERR_NOT_LEADER_OR_FOLLOWER
+    error = validate_leader_only_request(node, msg.epoch)
     leader = -1 if node.leader_id is None else node.leader_id
     if error != ERR_NONE:
         c.send(Message(FETCH_RESPONSE, node.id, r, node.epoch, msg.corr, error=error,

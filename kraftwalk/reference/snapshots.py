@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from kraftwalk.kernels.features import MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS
 from kraftwalk.kernels.layout import (
-    ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER, ERR_SNAPSHOT_NOT_FOUND,
-    ERR_UNKNOWN_LEADER_EPOCH, FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FOLLOWER, LEADER,
+    ERR_NONE, ERR_SNAPSHOT_NOT_FOUND, FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FOLLOWER,
 )
 
 from .log import last_epoch
-from .quorum_state import maybe_handle_common_response
+from .quorum_state import maybe_handle_common_response, validate_leader_only_request
 from .state import Message
 from .voters import has_majority, voters
 
@@ -95,13 +94,7 @@ def fetch_needs_snapshot(node, offset: int, last_fetched_epoch: int) -> bool:
 
 def handle_fetch_snapshot_request(c, msg: Message) -> None:
     node = c.nodes[msg.dst]
-    error = ERR_NONE
-    if msg.epoch < node.epoch:
-        error = ERR_FENCED_LEADER_EPOCH
-    elif msg.epoch > node.epoch:
-        error = ERR_UNKNOWN_LEADER_EPOCH
-    elif node.role != LEADER:
-        error = ERR_NOT_LEADER_OR_FOLLOWER
+    error = validate_leader_only_request(node, msg.epoch)
     sid = (msg.req_snapshot_end, msg.req_snapshot_epoch)
     if error == ERR_NONE and not held(node, sid):
         error = ERR_SNAPSHOT_NOT_FOUND
