@@ -22,6 +22,12 @@ kraftwalk hunt --all --seeds 5 --duration 60 --weights swarm --weights fixed --w
 # The snapshot mutations (hunt turns --snapshots on for them).
 kraftwalk hunt --mutation snapshot-above-hw --mutation leader-loads-snapshot --seeds 5 \
     --duration 60 --weights swarm --weights fixed --weights uniform --out "$R" --name hunt-snapshots
+# The voter-change mutations (hunt turns --reconfig on for them), and again with the check
+# that sees the second pending change switched off, so that what it leads to is what counts.
+kraftwalk hunt --mutation reconfig-before-commit --mutation two-pending-changes --seeds 5 \
+    --duration 60 --weights swarm --weights fixed --weights uniform --out "$R" --name hunt-reconfig
+kraftwalk hunt --mutation reconfig-before-commit --mutation two-pending-changes --seeds 5 \
+    --duration 60 --disable-check AtMostOneUncommittedVoterSet --out "$R" --name hunt-reconfig-deep
 # The deep Figure 8: with the two checks that see the premature HW directly off, only
 # real data loss counts.
 kraftwalk hunt --mutation commit-old-epoch --seeds 5 --duration 120 \
@@ -39,6 +45,14 @@ kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-c
 T=$(mktemp -d)
 kraftwalk swarm --walks 2000 --mutation restarted-leader-keeps-leading --out "$T/run" > /dev/null
 COLUMNS=100 kraftwalk replay "$T/run" --shrink --itf "$R/trace-example.itf.json" > "$R/trace-example.txt"
+rm -rf "$T/run"
+# The single-server membership bug, shrunk: with the checks that see the pending changes
+# and the disjoint majorities off, what remains is a committed entry lost.
+kraftwalk swarm --reconfig --voters 3 --observers 2 --walks 20000 --mutation reconfig-before-commit \
+    --disable-check AtMostOneUncommittedVoterSet --disable-check QuorumOverlap \
+    --out "$T/run" > /dev/null
+COLUMNS=110 kraftwalk replay "$T/run" --shrink --itf "$R/trace-single-server-bug.itf.json" \
+    > "$R/trace-single-server-bug.txt"
 rm -rf "$T/run"
 
 # The shipped sweeps, their summaries and reports (the sweep folders' datasets are large

@@ -23,12 +23,15 @@ from .layout import (
     GN_PREV_EPOCH, GN_PREV_LEADER_EPOCH, GN_PREV_LOG_END, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
     G_LEADER_HW_EPOCH, G_REACH, G_VOTE, HW, LEADER, LOG_END, GN_LOADED, GN_PREV_SNAP_END,
     LOG_START, SNAP_END, SNAP_EPOCH, START_EPOCH, LOG_HASH, PREV_HASH, P_NODES, ROLE, S_COMMITTED, S_STEPS, UP, VOTED_ID, V_EPOCH, V_INVARIANT,
+    G_COMMIT_VOTERS, GN_HW_VOTERS, RESIGNED,
     V_NODE_A, V_NODE_B, V_OFFSET, V_STEP, T_ENTRY_COMMITTED,
 )
 from .coverage import reach
-from .features import FULL_CHECKS, SNAPSHOTS
+from .features import FULL_CHECKS, RECONFIG, SNAPSHOTS
 from .log import prefix_hash
-from .voters import is_voter, majority, voters
+from .voters import (
+    is_voter, is_voters_record, majorities_intersect, majority, majority_of, voters,
+)
 
 ELECTION_SAFETY = 0
 VOTE_UNIQUENESS = 1
@@ -46,7 +49,9 @@ SNAPSHOT_MONOTONIC = 12
 SNAPSHOT_CONSISTENT = 13
 SNAPSHOT_AT_LOG_START = 14
 LEADER_NEVER_LOADS_SNAPSHOT = 15
-N_INVARIANTS = 16
+AT_MOST_ONE_UNCOMMITTED_VOTER_SET = 16
+QUORUM_OVERLAP = 17
+N_INVARIANTS = 18
 ALL_CHECKS = (1 << N_INVARIANTS) - 1
 
 INVARIANT_NAMES = (
@@ -54,7 +59,7 @@ INVARIANT_NAMES = (
     "LogMatching", "LeaderCompleteness", "StateMachineSafety", "HighWatermarkValid",
     "HighWatermarkMonotonic", "MajorityReachedHighWatermark", "CommitCurrentEpoch",
     "ObserverConsistency", "SnapshotMonotonic", "SnapshotConsistent", "SnapshotAtLogStart",
-    "LeaderNeverLoadsSnapshot",
+    "LeaderNeverLoadsSnapshot", "AtMostOneUncommittedVoterSet", "QuorumOverlap",
 )
 
 
@@ -96,10 +101,18 @@ def record_vote_granted(w, voter, candidate, epoch, checks):
 
 
 @kernel
-def extend_committed(w, i, upto):
-    """Ghost: the committed log grows to ``upto`` with node i's entries (i's HW covers them)."""
+def extend_committed(w, i, upto, checks):
+    """Ghost: the committed log grows to ``upto`` with node i's entries (i's HW covers
+    them: i is the leader that committed them, in the voter set of its view)."""
     c = w.scal[G_COMMIT_LEN]
     by = w.node[EPOCH, i]
+    if checks & RECONFIG:
+        # QuorumOverlap: this commit's majority meets the previous commit's.
+        vs = voters(w, i)
+        prev = w.scal[G_COMMIT_VOTERS]
+        if checks & (1 << QUORUM_OVERLAP) and prev != 0 and not majorities_intersect(vs, prev):
+            report(w, QUORUM_OVERLAP, i, -1, by, upto - 1)
+        w.scal[G_COMMIT_VOTERS] = vs
     for k in range(c, upto):
         w.ghost[CM_EPOCH, k] = w.log[ENTRY_EPOCH, i, k]
         w.ghost[CM_VALUE, k] = w.log[ENTRY_VALUE, i, k]
@@ -175,6 +188,13 @@ def check_node(w, i, checks):
                 if w.node[DIRTY_FROM, i] < off:
                     off = w.node[DIRTY_FROM, i]
                 report(w, LEADER_APPEND_ONLY, i, -1, e, off)
+        # QuorumOverlap: a new leader's electing majority meets the majority that
+        # committed the latest committed entry (so it holds that entry).
+        if (checks & RECONFIG and checks & (1 << QUORUM_OVERLAP)
+                and w.node[GN_PREV_LEADER_EPOCH, i] != e):
+            prev = w.scal[G_COMMIT_VOTERS]
+            if prev != 0 and not majorities_intersect(voters(w, i), prev):
+                report(w, QUORUM_OVERLAP, i, -1, e, -1)
         w.node[GN_PREV_LEADER_EPOCH, i] = e
         w.node[GN_PREV_LOG_END, i] = w.node[LOG_END, i]
         w.hashes[PREV_HASH, i] = prefix_hash(w, i, w.node[LOG_END, i])
@@ -202,14 +222,25 @@ def check_node(w, i, checks):
             if checks & (1 << inv):
                 report(w, inv, i, -1, e, first_mismatch(w, i, m))
         elif h > c:
-            if voter:
-                extend_committed(w, i, h)
+            # (a leader removed from the voters still commits, and resigns at once)
+            if voter or is_leader or w.node[ROLE, i] == RESIGNED:
+                extend_committed(w, i, h, checks)
                 extended = True
             elif checks & (1 << OBSERVER_CONSISTENCY):
                 report(w, OBSERVER_CONSISTENCY, i, -1, e, c)
 
     if checks & SNAPSHOTS:
         check_snapshots(w, i, checks)
+
+    # AtMostOneUncommittedVoterSet: past the committed log, at most one VotersRecord.
+    if checks & RECONFIG and checks & (1 << AT_MOST_ONE_UNCOMMITTED_VOTER_SET):
+        seen = 0
+        for k in range(w.scal[G_COMMIT_LEN], w.node[LOG_END, i]):
+            if is_voters_record(w.log[ENTRY_VALUE, i, k]):
+                seen += 1
+                if seen == 2:
+                    report(w, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, i, -1, e, k)
+                    break
 
     # LogMatching over the entries node i wrote in this step, then clear the mark.
     if w.node[DIRTY_FROM, i] < w.node[LOG_END, i] and checks & (1 << LOG_MATCHING):
@@ -288,11 +319,17 @@ def check_leaders(w, extended, checks):
             hh = w.hashes[LOG_HASH + i, h - 1]
             count = 0
             vs = voters(w, i)
+            need = majority(w, i)
+            if checks & RECONFIG:
+                # the set the HW was computed with: a voter added since need not hold it
+                # (a majority of the old set meets every majority of the new one)
+                vs = w.node[GN_HW_VOTERS, i]
+                need = majority_of(vs)
             for j in range(n):
                 if ((vs >> j) & 1 and w.node[LOG_END, j] >= h
                         and w.hashes[LOG_HASH + j, h - 1] == hh):
                     count += 1
-            if count < majority(w, i):
+            if count < need:
                 report(w, MAJORITY_REACHED_HIGH_WATERMARK, i, -1, e, h - 1)
 
     # HighWatermarkMonotonic, as Kafka's MonotonicHighWatermark: the HW of the

@@ -63,7 +63,9 @@ def election_timeout_enabled(w, i):
         return False
     r = w.node[ROLE, i]
     if not is_voter(w, i):
-        return r == FOLLOWER  # an observer's fetch timeout
+        # an observer's fetch timeout; or a leader removed from the voters (KIP-853),
+        # now Resigned, whose election timer ends its epoch
+        return r == FOLLOWER or r == RESIGNED
     return r != LEADER
 
 
@@ -72,7 +74,7 @@ def on_election_timeout(w, i, features):
     """The election timer (Unattached, Prospective, Candidate, Resigned) or the fetch
     timer (Follower) of node i expires: Kafka's poll* methods."""
     r = w.node[ROLE, i]
-    if not is_voter(w, i):
+    if not is_voter(w, i) and r == FOLLOWER:
         # Observer follower: fetch timeout, forget the leader's liveness.
         transition_to_unattached(w, i, w.node[EPOCH, i], w.node[LEADER_ID, i])
         return

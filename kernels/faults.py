@@ -38,7 +38,8 @@ def restart_node(w, i, features):
     """QuorumState.initialize from the persisted (epoch, leader id, vote), in Kafka's order:
     an epoch behind the log's last epoch -> Unattached in the log's epoch; led this
     epoch -> Resigned (never Leader again: its unflushed tail may be gone); voted for
-    itself -> Candidate in the same epoch; knew a leader -> Follower; else Unattached.
+    itself and knew no leader -> Candidate in the same epoch; knew a leader -> Follower;
+    else Unattached.
     Volatile state (HW, tallies, replica offsets, connections) starts empty."""
     if w.node[UP, i] == 1:
         return False
@@ -58,7 +59,7 @@ def restart_node(w, i, features):
         w.node[VOTED_ID, i] = -1
         w.node[LEADER_ID, i] = -1
         w.node[ROLE, i] = UNATTACHED
-    elif w.node[LEADER_ID, i] == i and voter:
+    elif w.node[LEADER_ID, i] == i:  # (a leader removed from the voters too)
         if features & MUT_RESTARTED_LEADER:
             # Known bug: resume leading the old epoch with whatever log survived.
             w.node[ROLE, i] = LEADER
@@ -69,7 +70,9 @@ def restart_node(w, i, features):
             w.node[ROLE, i] = RESIGNED
             w.node[ACKED_MASK, i] = 1 << i
             w.node[PREFERRED, i] = other_voters(w, i)
-    elif w.node[VOTED_ID, i] == i and voter:
+    elif w.node[VOTED_ID, i] == i and voter and w.node[LEADER_ID, i] < 0:
+        # (FollowerState persists no vote: a candidate that went on to follow the
+        # winner of its epoch comes back a Follower, not a Candidate of that epoch)
         w.node[ROLE, i] = CANDIDATE
         w.node[GRANTED, i] = 1 << i
         w.node[LEADER_ID, i] = -1  # CandidateState persists its vote, no leader

@@ -15,6 +15,9 @@ FULL_CHECKS = 1 << 34
 # KIP-630 snapshots: nodes snapshot their committed log and clean it up to the snapshot,
 # followers below the leader's log start fetch its snapshot (kernels/snapshots.py).
 SNAPSHOTS = 1 << 35
+# KIP-853 voter changes: leaders append VotersRecords (AddVoter, RemoveVoter), every node
+# votes and counts by the latest VotersRecord in its log (kernels/reconfig.py).
+RECONFIG = 1 << 36
 
 # Known-bug mutations (protocol-notes.md, "Known bugs a checker must be able to find").
 MUT_COMMIT_OLD_EPOCH = 1 << 40      # HW advances over an earlier epoch's entry (Raft Figure 8)
@@ -24,5 +27,8 @@ MUT_NO_CHECK_QUORUM = 1 << 43       # a leader never resigns for lack of fetches
 MUT_NO_FETCH_TIMER_RESET = 1 << 44  # a follower's fetch timer is not restarted by a fetch
 MUT_SNAPSHOT_ABOVE_HW = 1 << 45     # a snapshot is taken up to the log end, past the HW
 MUT_LEADER_LOADS_SNAPSHOT = 1 << 46  # a snapshot download is installed whatever the role
+MUT_RECONFIG_BEFORE_COMMIT = 1 << 47  # a new leader changes voters before committing in its
+                                      # epoch (the single-server membership bug)
+MUT_TWO_PENDING_CHANGES = 1 << 48     # a voter change accepted while another is uncommitted
 
 CHECKS_MASK = (1 << 32) - 1

@@ -48,6 +48,12 @@ node    int32 [NODE_FIELDS, N]                         per-node fields
   GN_PREV_SNAP_END  ghost: SNAP_END after the previous step (SnapshotMonotonic)
   GN_LOADED     ghost: role + 1 of the node when it last loaded a snapshot in the current
                 step, 0 none (LeaderNeverLoadsSnapshot); cleared by its checks
+  VOTERS        the node's voter set (bitmask; kernels/voters.py reads it): the latest
+                VotersRecord in its log, committed or not, else the bootstrap voters
+  VOTERS_AT     offset of that VotersRecord, -1 the bootstrap voters
+  VOTER_COUNT   popcount of VOTERS (kept with it: majorities are counted on hot paths)
+  GN_HW_VOTERS  ghost, leader with voter changes on: its voter set when its HW last moved
+                up (MajorityReachedHighWatermark counts holders in it)
   Entries below SNAP_END are the snapshots' content (the model's state machine is the
   log prefix): they stay in ``log`` and ``hashes`` and are never truncated, and only
   offsets from LOG_START on are the log proper (what Fetch serves).
@@ -60,7 +66,9 @@ peer    int32 [2, N, N]
 
 log     int32 [2, N, CAP]
   ENTRY_EPOCH   epoch of each entry
-  ENTRY_VALUE   unique id of each entry: > 0 client record, < 0 LeaderChange record
+  ENTRY_VALUE   unique id of each entry: > 0 client record, < 0 a control record:
+                LeaderChange, or (with VOTERS_TAG set in -value) a VotersRecord whose
+                voter set is bits VOTERS_SHIFT.. of -value (KIP-853; voters_record_value)
 
 hashes  uint64 [2 + N, max(CAP, N)]
   COMMIT_HASH   ghost committed log: prefix hash at each offset
@@ -152,7 +160,11 @@ FETCHING_END = 26
 FETCHING_EPOCH = 27
 GN_PREV_SNAP_END = 28
 GN_LOADED = 29
-NODE_FIELDS = 30
+VOTERS = 30
+VOTERS_AT = 31
+VOTER_COUNT = 32
+GN_HW_VOTERS = 33
+NODE_FIELDS = 34
 
 # ---- timer intents (bits of INTENT) ---------------------------------------------------
 I_ROLE = 1            # entered a role (or crashed / restarted): start its timers afresh
@@ -215,12 +227,14 @@ S_LOG_FULL = 32          # appends refused because the log was full
 S_DISRUPTIONS = 33       # leaders deposed by a vote request of a higher epoch
 S_SNAPSHOTS = 34         # snapshots taken (createNewSnapshot)
 S_SNAPSHOTS_LOADED = 35  # snapshots downloaded from the leader and installed
-S_WIDTH = 20
+S_VOTER_CHANGES = 36     # VotersRecords appended by a leader (AddVoter, RemoveVoter)
+S_WIDTH = 21
 STAT_NAMES = (
     "steps", "disabled_attempts", "elections", "pre_elections", "leader_changes",
     "committed", "msgs_sent", "msgs_dropped_full", "msgs_lost", "msgs_duplicated",
     "crashes", "max_epoch", "bound_hit", "client_appends", "resignations",
     "truncations", "log_full", "disruptions", "snapshots", "snapshots_loaded",
+    "voter_changes",
 )
 
 BOUND_NONE = 0
@@ -246,13 +260,15 @@ C_NEXT_CORR = 49         # last correlation id handed out
 G_COMMIT_LEN = 52        # length of the ghost committed log
 G_LEADER_HW = 53         # last HW seen on the highest-epoch leader, -1 none
 G_LEADER_HW_EPOCH = 54   # that leader's epoch
+G_COMMIT_VOTERS = 55     # voter set (in the leader's view) that last grew the committed
+                         # log, 0 none yet (QuorumOverlap)
 N_MSGS = 56              # messages in flight
 RNG = 57                 # random stream state
 
 # ---- scal: coverage (what the walk reached; "sometimes" properties) ---------------------
 REACHED = 64             # bit t set: the walk reached target t (T_* below)
 REACH_STEP = 65          # [t] 1-based step at which it first did (its witness)
-FAMILY_COUNT = 80        # [f] steps of action family f (transition.FAMILY_NAMES order)
+FAMILY_COUNT = 82        # [f] steps of action family f (transition.FAMILY_NAMES order)
 DELIVERED = 100          # [m] messages of type m delivered to a live node (MSG_NAMES order)
 SCAL_WIDTH = 120
 if DELIVERED + len(MSG_NAMES) > SCAL_WIDTH:  # a new message type needs its delivery counter
@@ -274,13 +290,28 @@ T_LOG_CAPACITY_HIT = 10          # an append found a full log
 T_SNAPSHOT_LOADED = 11           # a follower installed a snapshot downloaded from the leader
 T_RESTARTED_FROM_SNAPSHOT = 12   # a restart found its log behind its snapshot and started
                                  # the log at the snapshot
-N_TARGETS = 13
+T_VOTER_ADDED = 13               # a leader appended a VotersRecord adding a voter (KIP-853)
+T_VOTER_REMOVED = 14             # a leader appended a VotersRecord removing a voter
+T_REMOVED_LEADER_RESIGNED = 15   # a leader resigned once its own removal was committed
+N_TARGETS = 16
 TARGET_NAMES = (
     "LeaderElected", "EntryCommitted", "FollowerTruncated", "CheckQuorumResigned",
     "GracefulHandover", "PreVoteRefused", "Disruption", "UnflushedTailLost",
     "ElectedWithCommittedOnMinority", "EpochBoundHit", "LogCapacityHit", "SnapshotLoaded",
-    "RestartedFromSnapshot",
+    "RestartedFromSnapshot", "VoterAdded", "VoterRemoved", "RemovedLeaderResigned",
 )
+MAX_FAMILIES = 16  # room for the action families' step counters
+if REACH_STEP + N_TARGETS > FAMILY_COUNT or FAMILY_COUNT + MAX_FAMILIES > DELIVERED:
+    raise ValueError("scal: the coverage sections overlap")
+
+# ---- VotersRecord values (KIP-853) ---------------------------------------------------
+# A VotersRecord's value is -(VOTERS_TAG | voter set << VOTERS_SHIFT | serial & SERIAL_MASK):
+# a control record (negative) carrying its voter set, unique per (epoch, offset) in
+# practice (the serial is the record counter). Nodes number at most 13 (9 + 4).
+VOTERS_TAG = 1 << 30
+VOTERS_SHIFT = 16
+SERIAL_MASK = (1 << VOTERS_SHIFT) - 1
+VOTERS_MASK = (1 << 14) - 1
 
 Walk = namedtuple("Walk", ["node", "peer", "log", "hashes", "msgs", "ghost", "scal", "weights"])
 

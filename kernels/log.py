@@ -8,10 +8,11 @@ from .jit import kernel
 
 from .layout import (
     DIRTY_FROM, ENTRY_EPOCH, ENTRY_VALUE, FLUSHED_END, LOG_END, LOG_HASH, S_LOG_FULL,
-    T_LOG_CAPACITY_HIT,
+    T_LOG_CAPACITY_HIT, VOTERS_AT,
 )
 from .coverage import reach
 from .rng import mix64
+from .voters import is_voters_record, record_voters, refresh_voters, set_voters
 
 HASH_SEED = np.uint64(0x6A09E667F3BCC909)
 
@@ -53,18 +54,23 @@ def append_entry(w, i, epoch, value):
     w.node[LOG_END, i] = n + 1
     if n < w.node[DIRTY_FROM, i]:
         w.node[DIRTY_FROM, i] = n
+    if is_voters_record(value):
+        set_voters(w, i, record_voters(value), n)  # takes effect on append (KIP-853)
     return True
 
 
 @kernel
 def truncate_to(w, i, offset):
-    """Drop node i's entries at offsets >= offset."""
+    """Drop node i's entries at offsets >= offset (a VotersRecord among them is rolled
+    back: the node's voter set is the latest one left)."""
     if offset < w.node[LOG_END, i]:
         w.node[LOG_END, i] = offset
         if w.node[FLUSHED_END, i] > offset:
             w.node[FLUSHED_END, i] = offset
         if offset < w.node[DIRTY_FROM, i]:
             w.node[DIRTY_FROM, i] = offset
+        if w.node[VOTERS_AT, i] >= offset:
+            refresh_voters(w, i)
 
 
 @kernel(inline="always")

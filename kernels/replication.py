@@ -8,7 +8,7 @@ end offset as of its last flush) and moves only past its epochStartOffset.
 from .jit import kernel
 
 from .features import (
-    MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET, SNAPSHOTS,
+    MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET, RECONFIG, SNAPSHOTS,
 )
 from .layout import (
     ACKED_MASK, C_NEXT_CORR, P_NODES, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, EPOCH_START,
@@ -18,7 +18,7 @@ from .layout import (
     LEADER, LEADER_ID, LOG_END, P_MAX_RECORDS, REPLICA_END, ROLE,
     S_CLIENT_APPENDS, S_TRUNCATIONS, UP, T_CHECK_QUORUM_RESIGNED, T_FOLLOWER_TRUNCATED,
     I_FETCH_RESET, FETCHING_END, FETCHING_EPOCH, F_SNAPSHOT_END, F_SNAPSHOT_EPOCH, LOG_START,
-    SNAP_END, SNAP_EPOCH, START_EPOCH,
+    SNAP_END, SNAP_EPOCH, START_EPOCH, T_REMOVED_LEADER_RESIGNED, VOTERS_AT, GN_HW_VOTERS,
 )
 from .coverage import reach
 from .log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate_to
@@ -97,8 +97,11 @@ def handle_fetch_response(w, s, features):
                     break  # KAFKA-18723: never append a batch from a future epoch
                 if not append_entry(w, i, e, m[F_RECORDS + 2 * q + 1]):
                     break
-            if is_voter(w, i):
-                flush(w, i)  # voters flush before their next Fetch reports the offset
+            if is_voter(w, i) or features & RECONFIG:
+                # voters flush before their next Fetch reports the offset; with voter
+                # changes every follower does (Kafka's followersAlwaysFlush): an observer
+                # being added is a voter in the leader's view before it is in its own
+                flush(w, i)
         hw = m[F_HW]
         if hw >= 0:
             new_hw = min(w.node[LOG_END, i], hw)
@@ -133,6 +136,13 @@ def maybe_update_high_watermark(w, i, features):
         ok = best > w.node[EPOCH_START, i]
     if ok and best > w.node[HW, i]:
         w.node[HW, i] = best
+        if features & RECONFIG:
+            w.node[GN_HW_VOTERS, i] = vs
+        if features & RECONFIG and not is_voter(w, i) and best > w.node[VOTERS_AT, i]:
+            # RemoveVoterHandler.highWatermarkUpdated: the leader's own removal is
+            # committed, so it resigns (Kafka's next poll does; here at once).
+            reach(w, T_REMOVED_LEADER_RESIGNED, 0)
+            transition_to_resigned(w, i, other_voters(w, i))
 
 
 @kernel
@@ -232,8 +242,9 @@ def finish_poll(w, i, features):
     """Before a voter handles any other event, the poll in which it appended has ended,
     and with it Kafka's flushLeaderLog (maybeAppendBatches appends, then flushes, in
     one poll; followers flush in appendAsFollower). Only a crash falls in between."""
-    if is_voter(w, i) and w.node[FLUSHED_END, i] < w.node[LOG_END, i]:
-        flush_log(w, i, features)
+    if ((is_voter(w, i) or w.node[ROLE, i] == LEADER)
+            and w.node[FLUSHED_END, i] < w.node[LOG_END, i]):
+        flush_log(w, i, features)  # (a leader removed from the voters still flushes)
 
 
 @kernel(inline="always")

@@ -31,6 +31,7 @@ from .layout import (
     T_SNAPSHOT_LOADED, I_FETCH_RESET,
 )
 from .log import entry_hash, last_epoch, prefix_hash
+from .voters import refresh_voters
 from .network import new_message
 from .quorum_state import (
     accept_response, intend, update_check_quorum_for_following_voter,
@@ -93,6 +94,7 @@ def start_log_at_latest_snapshot(w, i):
     w.node[FLUSHED_END, i] = end
     w.node[LOG_START, i] = end
     w.node[START_EPOCH, i] = w.node[SNAP_EPOCH, i]
+    refresh_voters(w, i)
 
 
 @kernel
@@ -250,6 +252,7 @@ def install_snapshot(w, i):
         # here (its log holds a later epoch than a committed snapshot), and the model
         # replaces the log all the same.
         start_log_at_latest_snapshot(w, i)
+    refresh_voters(w, i)  # the snapshot's entries replaced the log below its end
     end = w.node[SNAP_END, i]
     if end > w.node[HW, i]:
         w.node[HW, i] = end

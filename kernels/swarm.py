@@ -17,26 +17,43 @@ from .layout import CUM_WEIGHT, N_MSGS, S_DISABLED, WEIGHT
 from .voters import popcount
 from .rng import rand_below, rand_unit
 from .transition import (
-    FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, N_BASE_FAMILIES, do_action,
-    enabled_masks, message_fingerprint, n_families, request_targets, touched_node,
-    update_masks,
+    FAM_ADD_VOTER, FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_REMOVE_VOTER,
+    FAM_SEND, N_BASE_FAMILIES, do_action, enabled_masks, message_fingerprint, n_families,
+    node_targets, touched_node, update_masks,
 )
 
 # Fixed weights (also the centre of the swarm's draws): message traffic dominates,
 # faults are rare enough for elections to finish. Chosen by experiments/tune_swarm.py
 # (results/swarm_tuning.md): sending at a third of the delivery rate, rather than
 # two thirds, halved the median steps to the deep Figure 8 violation.
-# The feature families (snapshot, clean) weigh 0 unless their feature is on
+# The feature families (snapshot, clean, add_voter, remove_voter) weigh 0 unless their feature is on
 # (FEATURE_WEIGHTS then), so a walk without them draws exactly as before they existed.
 DEFAULT_WEIGHTS = np.array(
-    [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3, 0.0, 0.0], dtype=np.float64)
+    [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3, 0.0, 0.0, 0.0, 0.0],
+    dtype=np.float64)
 # Snapshots a little rarer than client appends, cleaning as often as snapshots: the
-# log start then often passes a lagging follower's fetch offset.
-FEATURE_WEIGHTS = {"snapshot": 0.5, "clean": 0.5}
+# log start then often passes a lagging follower's fetch offset. Voter changes as
+# rare as crashes: each is enabled only between commits, and a walk should see several.
+FEATURE_WEIGHTS = {"snapshots": {"snapshot": 0.5, "clean": 0.5},
+                   "reconfig": {"add_voter": 0.3, "remove_voter": 0.3}}
 # Families a swarm walk may leave out altogether (feature omission).
-OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 0], dtype=np.int64)
+OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0], dtype=np.int64)
 OMIT_PROBABILITY = 0.3
 SPREAD = 1.5  # swarm weights are base * exp(U(-SPREAD, SPREAD))
+
+
+
+def with_feature_weights(base, features, uniform=False):
+    """``base`` with the families of each feature named in ``features`` ("snapshots",
+    "reconfig") weighed: FEATURE_WEIGHTS, or 1 in the uniform mode."""
+    from .transition import FAMILY_NAMES
+
+    w = np.array(base, dtype=np.float64)
+    for feature in features:
+        for family, x in FEATURE_WEIGHTS[feature].items():
+            w[FAMILY_NAMES.index(family)] = 1.0 if uniform else x
+    return w
+
 
 MAX_ATTEMPTS = 256  # draws per step before the walk counts as stuck
 
@@ -99,8 +116,8 @@ def draw_action(w, masks, act, features):
     else:
         mask = masks[f]
         a = nth_set_bit(mask, rand_below(w.scal, popcount(mask)))
-        if f == FAM_SEND:
-            t = request_targets(w, a)
+        if f == FAM_SEND or f == FAM_ADD_VOTER or f == FAM_REMOVE_VOTER:
+            t = node_targets(w, f, a, features)
             b = nth_set_bit(t, rand_below(w.scal, popcount(t)))
     act[0] = f
     act[1] = a

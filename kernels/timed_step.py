@@ -38,7 +38,7 @@ from .timing import (
 )
 from .transition import (
     FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, do_action,
-    message_fingerprint, node_family_enabled, request_targets, send_enabled, touched_node,
+    message_fingerprint, node_family_enabled, request_targets, target_enabled, touched_node,
 )
 
 
@@ -236,7 +236,7 @@ def timed_act(w, c, f, a, b, trace, features):
         up = w.node[UP, t]
         was_leader = up == 1 and role == LEADER
     if f != FAM_DELIVER and f != FAM_LOSE and f != FAM_PARTITION:
-        if not node_family_enabled(w, f, a, features) or (f == FAM_SEND and not send_enabled(w, a, b)):
+        if not node_family_enabled(w, f, a, features) or (f == FAM_SEND and not target_enabled(w, f, a, b, features)):
             return -1
     if features & TRACE and (f == FAM_DELIVER or f == FAM_LOSE or f == FAM_DUPLICATE):
         b = message_fingerprint(w, a)

@@ -15,7 +15,7 @@ from .election import (
     send_vote_request,
 )
 from .faults import change_partition, crash_node, duplicate, lose_message, restart_node
-from .features import SNAPSHOTS
+from .features import RECONFIG, SNAPSHOTS
 from .layout import (
     ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
@@ -36,6 +36,10 @@ from .replication import (
     send_fetch_request,
 )
 from .quorum_state import vote_rejected
+from .reconfig import (
+    add_voter_targets, handle_add_voter_request, handle_remove_voter_request,
+    remove_voter_targets,
+)
 from .rng import mix64
 from .snapshots import (
     create_snapshot, create_snapshot_enabled, delete_before_snapshot,
@@ -58,23 +62,31 @@ FAM_LOSE = 10          # an in-flight message is lost
 FAM_DUPLICATE = 11     # an in-flight message is duplicated
 FAM_SNAPSHOT = 12      # a node snapshots its log up to its HW (with SNAPSHOTS)
 FAM_CLEAN = 13         # a node deletes its log below its latest snapshot (with SNAPSHOTS)
-N_FAMILIES = 14
+FAM_ADD_VOTER = 14     # leader a adds node b to the voters (with RECONFIG)
+FAM_REMOVE_VOTER = 15  # leader a removes voter b (with RECONFIG)
+N_FAMILIES = 16
 FAMILY_NAMES = (
     "timeout", "deliver", "send", "client_append", "flush", "check_quorum", "resign",
-    "crash", "restart", "partition", "lose", "duplicate", "snapshot", "clean",
+    "crash", "restart", "partition", "lose", "duplicate", "snapshot", "clean", "add_voter",
+    "remove_voter",
 )
 # The families every walk has; the ones after them exist only with their feature on.
 N_BASE_FAMILIES = 12
 
 # Families whose actions name a node (a); the others act on the network.
 NODE_FAMILIES = (FAM_TIMEOUT, FAM_SEND, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_QUORUM,
-                 FAM_RESIGN, FAM_CRASH, FAM_RESTART, FAM_SNAPSHOT, FAM_CLEAN)
+                 FAM_RESIGN, FAM_CRASH, FAM_RESTART, FAM_SNAPSHOT, FAM_CLEAN, FAM_ADD_VOTER,
+                 FAM_REMOVE_VOTER)
+# Node families whose action also names a second node (b), drawn from node_targets.
+TARGET_FAMILIES = (FAM_SEND, FAM_ADD_VOTER, FAM_REMOVE_VOTER)
 
 
 @kernel(inline="always")
 def n_families(features):
     """The families a walk with these features can take (a compile-time constant)."""
-    return N_FAMILIES if features & SNAPSHOTS else N_BASE_FAMILIES
+    if features & RECONFIG:
+        return N_FAMILIES
+    return FAM_ADD_VOTER if features & SNAPSHOTS else N_BASE_FAMILIES
 
 
 @kernel(inline="always")
@@ -98,15 +110,27 @@ def request_targets(w, a):
     return 0
 
 
+@kernel(inline="always")
+def node_targets(w, f, a, features):
+    """Bitmask of the nodes b that action (f, a, b) of a target family may name now."""
+    if f == FAM_SEND:
+        return request_targets(w, a)
+    if f == FAM_ADD_VOTER:
+        return add_voter_targets(w, a, features)
+    if f == FAM_REMOVE_VOTER:
+        return remove_voter_targets(w, a, features)
+    return 0
+
+
 @kernel
-def send_enabled(w, a, b):
-    return 0 <= b < w.scal[P_NODES] and (request_targets(w, a) >> b) & 1 == 1
+def target_enabled(w, f, a, b, features):
+    return 0 <= b < w.scal[P_NODES] and (node_targets(w, f, a, features) >> b) & 1 == 1
 
 
 @kernel(inline="always")
 def node_family_enabled(w, f, i, features):
     """The enabledness rule of node family f: may node i take an action of it now?
-    (A send also needs a target: :func:`send_enabled`.)"""
+    (A target family's action also needs its target: :func:`target_enabled`.)"""
     if w.node[UP, i] == 0:
         return f == FAM_RESTART
     if f == FAM_CRASH:
@@ -127,6 +151,10 @@ def node_family_enabled(w, f, i, features):
         return create_snapshot_enabled(w, i, features)
     if f == FAM_CLEAN:
         return delete_before_snapshot_enabled(w, i, features)
+    if f == FAM_ADD_VOTER:
+        return add_voter_targets(w, i, features) != 0
+    if f == FAM_REMOVE_VOTER:
+        return remove_voter_targets(w, i, features) != 0
     return False
 
 
@@ -152,6 +180,9 @@ def node_masks(w, masks, i, features):
     if features & SNAPSHOTS:
         _mark(w, masks, FAM_SNAPSHOT, i, features)
         _mark(w, masks, FAM_CLEAN, i, features)
+    if features & RECONFIG:
+        _mark(w, masks, FAM_ADD_VOTER, i, features)
+        _mark(w, masks, FAM_REMOVE_VOTER, i, features)
 
 
 @kernel
@@ -284,7 +315,9 @@ def action_enabled(w, f, a, b, features):
         return 0 <= a < 4
     if a < 0 or a >= w.scal[P_NODES] or not node_family_enabled(w, f, a, features):
         return False
-    return f != FAM_SEND or send_enabled(w, a, b)
+    if f == FAM_SEND or f == FAM_ADD_VOTER or f == FAM_REMOVE_VOTER:
+        return target_enabled(w, f, a, b, features)
+    return True
 
 
 @kernel
@@ -321,6 +354,10 @@ def do_action(w, f, a, b, features):
         create_snapshot(w, a, features)
     elif f == FAM_CLEAN:
         delete_before_snapshot(w, a)
+    elif f == FAM_ADD_VOTER:
+        handle_add_voter_request(w, a, b)
+    elif f == FAM_REMOVE_VOTER:
+        handle_remove_voter_request(w, a, b)
     w.scal[FAMILY_COUNT + f] += 1
     return True
 

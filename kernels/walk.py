@@ -17,10 +17,11 @@ from .layout import (
     G_REACH, HW, LEADER_ID, LINKS, PREV_HASH, P_DEPTH, P_NODES, P_WIDTH, REPLICA_END, RNG,
     ROLE, STATS_BASE, S_BOUND_HIT, S_STEPS, S_WIDTH, UNATTACHED, UP, VIOL_BASE,
     VOTED_ID, V_WIDTH, WEIGHT, alloc_walk, DELIVERED, FAMILY_COUNT, MSG_NAMES, N_TARGETS,
-    REACHED,
+    REACHED, GN_HW_VOTERS, VOTERS,
 )
 from .rng import walk_stream_seed
 from .swarm import draw_weights, step
+from .voters import reset_voters
 from .transition import N_FAMILIES, enabled_masks
 
 
@@ -45,6 +46,8 @@ def reset_walk(w, master_seed, walk_index, base_weights, swarm):
         w.node[LINKS, i] = full
         w.node[DIRTY_FROM, i] = cap
         w.node[GN_PREV_LEADER_EPOCH, i] = -1
+        reset_voters(w, i)
+        w.node[GN_HW_VOTERS, i] = w.node[VOTERS, i]
         for j in range(n):
             w.peer[REPLICA_END, i, j] = -1
     for e in range(w.ghost.shape[1]):

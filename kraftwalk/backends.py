@@ -40,12 +40,10 @@ def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
     from kraftwalk.config import FAULT_WEIGHTS
     from kraftwalk.kernels.transition import FAMILY_NAMES
 
-    from kraftwalk.kernels.swarm import FEATURE_WEIGHTS
+    from kraftwalk.kernels.swarm import FEATURE_WEIGHTS, with_feature_weights
 
-    base = base_weights(cfg.weights).copy()
-    if cfg.snapshots:  # the only feature with action families of its own
-        for family, weight in FEATURE_WEIGHTS.items():
-            base[FAMILY_NAMES.index(family)] = 1.0 if cfg.weights == "uniform" else weight
+    on = [name for name in FEATURE_WEIGHTS if getattr(cfg, name)]  # features with families
+    base = with_feature_weights(base_weights(cfg.weights), on, cfg.weights == "uniform")
     if any(getattr(cfg, name) is not None for name in FAULT_WEIGHTS):
         for name, family in FAULT_WEIGHTS.items():
             if getattr(cfg, name) is not None:

@@ -174,11 +174,25 @@ Snapshots = Annotated[
         decls=("--snapshots/--no-snapshots",),
     ),
 ]
+Reconfig = Annotated[
+    Optional[bool],
+    _option(
+        "reconfig",
+        "Model voter changes (KIP-853): leaders add and remove voters one at a time with "
+        "VotersRecords, and every node votes and counts by the latest one in its log. Adds "
+        "the AtMostOneUncommittedVoterSet and QuorumOverlap invariants' subjects and two "
+        "action families.",
+        "--no-reconfig",
+        PANEL_CLUSTER,
+        decls=("--reconfig/--no-reconfig",),
+    ),
+]
 # The tuned weights (kernels.swarm.DEFAULT_WEIGHTS, checked by a test); written
 # out so that --help does not load the kernels.
 TUNED_WEIGHTS_HELP = ("tuned: deliver 12, send 4, client_append 2, flush 2, timeout 1, "
                       "restart 1, lose 0.5, check_quorum 0.3, partition 0.3, duplicate 0.3, "
-                      "crash 0.2, resign 0.1, with --snapshots snapshot 0.5, clean 0.5; "
+                      "crash 0.2, resign 0.1, with --snapshots snapshot 0.5, clean 0.5, with "
+                      "--reconfig add_voter 0.3, remove_voter 0.3; "
                       "uniform: all 1")
 
 

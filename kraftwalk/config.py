@@ -44,6 +44,8 @@ INVARIANTS: tuple[str, ...] = (
     "SnapshotConsistent",
     "SnapshotAtLogStart",
     "LeaderNeverLoadsSnapshot",
+    "AtMostOneUncommittedVoterSet",
+    "QuorumOverlap",
 )
 
 WEIGHTS: tuple[str, ...] = ("swarm", "fixed", "uniform")
@@ -124,6 +126,7 @@ class RunConfig:
     out: str | None = None
     pre_vote: bool = True
     snapshots: bool = False
+    reconfig: bool = False
     mutation: str = "none"
     disabled_checks: tuple[str, ...] = field(default=())
     log_capacity: int = 32
@@ -222,10 +225,15 @@ class RunConfig:
             raise _fail("pre_vote", f"--pre-vote must be true or false, got {self.pre_vote!r}")
         if not isinstance(self.snapshots, bool):
             raise _fail("snapshots", f"--snapshots must be true or false, got {self.snapshots!r}")
+        if not isinstance(self.reconfig, bool):
+            raise _fail("reconfig", f"--reconfig must be true or false, got {self.reconfig!r}")
         needs = mutation_needs(self.mutation)
         if "snapshots" in needs and not self.snapshots:
             raise _fail("mutation", f"--mutation {self.mutation} needs --snapshots (it breaks "
                         "the snapshot protocol)")
+        if "reconfig" in needs and not self.reconfig:
+            raise _fail("mutation", f"--mutation {self.mutation} needs --reconfig (it breaks "
+                        "voter changes)")
 
         if self.out is not None and not (isinstance(self.out, str) and self.out.strip()):
             raise _fail("out", f"--out must be a non-empty folder path, got {self.out!r}")

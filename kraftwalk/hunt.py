@@ -111,9 +111,10 @@ def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds:
         timed = timed_scenario(m) is not None  # no weights mode: one hunt per seed
         for mode in (weights_modes[:1] if timed else weights_modes):
             for s in seeds:
+                needs = mutation_needs(m)
                 cfg = dataclasses.replace(base, mutation=m, weights=mode, seed=s,
-                                          snapshots=base.snapshots
-                                          or "snapshots" in mutation_needs(m))
+                                          snapshots=base.snapshots or "snapshots" in needs,
+                                          reconfig=base.reconfig or "reconfig" in needs)
                 row = hunt_one(cfg, budget)
                 rows.append(row)
                 what = (f"{row['invariant']} after {row['walks']:,} walks, {row['steps']:,} steps, "

@@ -24,6 +24,11 @@ MEANING = {
     "SnapshotAtLogStart": "a running node's log starts at a snapshot it holds",
     "LeaderNeverLoadsSnapshot": "only a follower installs a snapshot downloaded from the "
                                 "leader",
+    # with voter changes on (KIP-853)
+    "AtMostOneUncommittedVoterSet": "past the committed log, a node's log holds at most one "
+                                    "VotersRecord",
+    "QuorumOverlap": "the voters that elect a leader, or commit an entry, form majorities "
+                     "that meet those of the voter set that committed the entry before",
     # liveness ("eventually") properties of timed walks (kernels.liveness)
     "HealedClusterRecovers": "once every fault has healed, a leader known to a majority of "
                              "voters and a new commit come within the liveness bound",

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from kraftwalk.kernels.features import (
     MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT, MUT_NO_CHECK_QUORUM,
-    MUT_NO_FETCH_TIMER_RESET, MUT_RESTARTED_LEADER, MUT_SNAPSHOT_ABOVE_HW,
+    MUT_NO_FETCH_TIMER_RESET, MUT_RECONFIG_BEFORE_COMMIT, MUT_RESTARTED_LEADER,
+    MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES,
 )
 
 
@@ -21,7 +22,7 @@ class Mutation:
     kind: str          # "safety" or "liveness"
     description: str
     scenario: str = ""  # liveness: the timed scenario (kernels.timing) that exposes it
-    needs: tuple = ()   # features it breaks, which must be on: ("snapshots",)
+    needs: tuple = ()   # features it breaks, which must be on: ("snapshots",), ("reconfig",)
 
 
 MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
@@ -47,6 +48,13 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
     Mutation("leader-loads-snapshot", MUT_LEADER_LOADS_SNAPSHOT, "safety",
              "a node installs any snapshot download it receives without checking that it is "
              "still the follower that asked for it, even once it leads", needs=("snapshots",)),
+    Mutation("reconfig-before-commit", MUT_RECONFIG_BEFORE_COMMIT, "safety",
+             "a new leader accepts a voter change before it has committed an entry of its "
+             "own epoch, taking the voter set in its log as settled: the single-server "
+             "membership change bug", needs=("reconfig",)),
+    Mutation("two-pending-changes", MUT_TWO_PENDING_CHANGES, "safety",
+             "a leader accepts a voter change while its previous one is still uncommitted",
+             needs=("reconfig",)),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)

@@ -216,6 +216,10 @@ def describe_action(action, before: dict, after: dict | None = None) -> str:
         return f"{name} {describe_message(m)}" if m else f"{name} a message"
     if name == "send":
         return f"send: node {a} -> node {b}"
+    if name == "add_voter":
+        return f"add_voter: leader {a} adds node {b}"
+    if name == "remove_voter":
+        return f"remove_voter: leader {a} removes node {b}"
     if name == "partition":
         kinds = ("isolate a node", "cut one link one way", "split in two", "heal all links")
         return f"partition: {kinds[a]}"
@@ -244,7 +248,7 @@ def _describe_fetch_response(head: str, f: dict) -> str:
     if diverging is not None and diverging != -1 and diverging != (-1, -1):
         s += f" diverging={diverging}"
     if f["records"]:
-        s += f" records@{f['base_offset']}={list(f['records'])}"
+        s += f" records@{f['base_offset']}={entries_text(f['records'])}"
     if f.get("snapshot_end", -1) >= 0:
         s += f" fetch snapshot ({f['snapshot_end']}, e{f['snapshot_epoch']})"
     return s
@@ -256,7 +260,7 @@ def _describe_fetch_snapshot_response(head: str, f: dict) -> str:
     if f["error"]:
         return f"{head} {ERROR_NAMES[f['error']]} leader={f['leader']}"
     return (f"{head} snapshot ({f['snapshot_end']}, e{f['snapshot_epoch']})="
-            f"{list(f['snapshot_records'])}")
+            f"{entries_text(f['snapshot_records'])}")
 
 
 # How replay words a message, by type name, from its named payload fields; a type not
@@ -300,6 +304,8 @@ def describe_node_change(i: int, x: dict, y: dict) -> str | None:
               "fetching"):
         if x.get(f) != y.get(f):
             parts.append(f"{f} {x.get(f)} -> {y.get(f)}")
+    if x.get("voters") and y.get("voters") and x["voters"][0] != y["voters"][0]:
+        parts.append(f"voters {set(x['voters'][0])} -> {set(y['voters'][0])}")
     lx, ly = x["log"], y["log"]
     if lx != ly:
         k = 0
@@ -308,7 +314,7 @@ def describe_node_change(i: int, x: dict, y: dict) -> str | None:
         if k < len(lx):
             parts.append(f"log truncated to {k}")
         if k < len(ly):
-            parts.append("log +" + " ".join(f"{o}:(e{e},{v})" for o, (e, v) in
+            parts.append("log +" + " ".join(f"{o}:(e{e},{entry_text(v)})" for o, (e, v) in
                                            enumerate(ly[k:], start=k)))
     for f in ("granted", "rejected", "acked", "fetched"):
         if x.get(f) != y.get(f) and y.get(f) is not None and x.get(f) is not None:
@@ -318,11 +324,28 @@ def describe_node_change(i: int, x: dict, y: dict) -> str | None:
     return f"node {i}: " + ", ".join(parts) if parts else None
 
 
+def entry_text(value: int) -> str:
+    """A log entry's value as replay shows it: a client record's id, LeaderChange's
+    negative id, or a VotersRecord's voter set."""
+    from kraftwalk.reference.voters import is_voters_record, record_voters
+
+    return f"voters{set(record_voters(value))}" if is_voters_record(value) else str(value)
+
+
+def entries_text(entries) -> str:
+    """(epoch, value) entries as replay shows them (see entry_text)."""
+    return "[" + ", ".join(f"({e}, {entry_text(x)})" for e, x in entries) + "]"
+
+
 def node_line(i: int, v: dict, voters: int) -> str:
     from kraftwalk.kernels.layout import ROLE_NAMES
 
-    kind = "voter" if i < voters else "observer"
-    log = f"log end {len(v['log'])} flushed {v['flushed_end']} {list(v['log'])}"
+    view = v.get("voters")  # (its voter set, the record's offset, its size)
+    kind = ("voter" if i in view[0] else "observer") if view else (
+        "voter" if i < voters else "observer")
+    if view and view[1] >= 0:
+        kind += f", voters {set(view[0])} from offset {view[1]}"
+    log = f"log end {len(v['log'])} flushed {v['flushed_end']} {entries_text(v['log'])}"
     if v.get("latest", (0, 0))[0] > 0:
         log += f", snapshot {v['latest']} log start {v['log_start']}"
     if not v["up"]:
@@ -348,6 +371,11 @@ def render(trace: Trace) -> list[tuple[str, str]]:
     head = (f"walk {trace.walk} of seed {cfg.seed}: {cfg.voters} voters + {cfg.observers} observers, "
             f"pre-vote {'on' if cfg.pre_vote else 'off'}, mutation {cfg.mutation}, "
             f"{len(trace.actions)} steps")
+    features = [name for name in ("snapshots", "reconfig") if getattr(cfg, name, False)]
+    if features or cfg.disabled_checks:
+        head = head.replace(", pre-vote", "".join(f", {f}" for f in features) + ", pre-vote")
+        if cfg.disabled_checks:
+            head += f" (checks off: {', '.join(cfg.disabled_checks)})"
     head += shrunk_note(trace)
     if trace.timed:
         head += f"; timed: {trace.timed}"
@@ -380,7 +408,7 @@ def render(trace: Trace) -> list[tuple[str, str]]:
         for i, node in enumerate(after["nodes"]):
             style = "bold red" if i in (v.node_a, v.node_b) else ""
             lines.append((style, "  " + node_line(i, node, cfg.voters)))
-        lines.append(("", f"  committed log: {list(after['committed'])}"))
+        lines.append(("", f"  committed log: {entries_text(after['committed'])}"))
     elif trace.times is not None and trace.violation and last:  # liveness: a fact about time
         v = trace.violation
         t = trace.times[-1] / 1000 if len(trace.times) else 0.0
@@ -395,7 +423,7 @@ def render(trace: Trace) -> list[tuple[str, str]]:
         lines.append(("bold green", f"REACHED {trace.witness} at step {len(trace.actions)}"))
         for i, node in enumerate(last[0]["nodes"]):
             lines.append(("", "  " + node_line(i, node, cfg.voters)))
-        lines.append(("", f"  committed log: {list(last[0]['committed'])}"))
+        lines.append(("", f"  committed log: {entries_text(last[0]['committed'])}"))
     elif trace.invariant:
         lines.append(("bold red", "the reference model did not reproduce the kernel's violation "
                                   f"{trace.violation}"))

@@ -5,5 +5,5 @@ TARGET_NAMES = (
     "LeaderElected", "EntryCommitted", "FollowerTruncated", "CheckQuorumResigned",
     "GracefulHandover", "PreVoteRefused", "Disruption", "UnflushedTailLost",
     "ElectedWithCommittedOnMinority", "EpochBoundHit", "LogCapacityHit", "SnapshotLoaded",
-    "RestartedFromSnapshot",
+    "RestartedFromSnapshot", "VoterAdded", "VoterRemoved", "RemovedLeaderResigned",
 )

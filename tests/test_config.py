@@ -35,7 +35,7 @@ def test_invariant_names_and_order() -> None:
         "LogMatching", "LeaderCompleteness", "StateMachineSafety", "HighWatermarkValid",
         "HighWatermarkMonotonic", "MajorityReachedHighWatermark", "CommitCurrentEpoch",
         "ObserverConsistency", "SnapshotMonotonic", "SnapshotConsistent", "SnapshotAtLogStart",
-        "LeaderNeverLoadsSnapshot",
+        "LeaderNeverLoadsSnapshot", "AtMostOneUncommittedVoterSet", "QuorumOverlap",
     )
     assert isinstance(config.MUTATIONS, tuple) and config.MUTATIONS[0] == "none"
 
@@ -106,9 +106,10 @@ RANGE_CASES = [
     ("duration", float("nan"), "--duration must be a finite number of seconds > 0, got nan"),
     ("weights", "foo", "--weights must be one of swarm, fixed, uniform, got 'foo'"),
     ("walk_stats", "cols", "--walk-stats must be one of rows, histogram, got 'cols'"),
-    ("mutation", "flip", "--mutation must be one of none, commit-old-epoch, double-vote, restarted-leader-keeps-leading, no-check-quorum, no-fetch-timer-reset, snapshot-above-hw, leader-loads-snapshot, got 'flip'"),
+    ("mutation", "flip", "--mutation must be one of none, commit-old-epoch, double-vote, restarted-leader-keeps-leading, no-check-quorum, no-fetch-timer-reset, snapshot-above-hw, leader-loads-snapshot, reconfig-before-commit, two-pending-changes, got 'flip'"),
     ("out", "", "--out must be a non-empty folder path, got ''"),
     ("pre_vote", "yes", "--pre-vote must be true or false, got 'yes'"),
+    ("reconfig", 1, "--reconfig must be true or false, got 1"),
     ("voters", "three", "--voters must be an integer, got 'three'"),
     ("voters", True, "--voters must be an integer, got True"),
     ("depth", 1.5, "--depth must be an integer, got 1.5"),
@@ -265,3 +266,13 @@ def test_to_dict_is_json() -> None:
     assert data["walks"] == 3 and data["duration"] is None
     assert RunConfig(**data) == cfg
     assert list(data) == list(config.FIELD_NAMES)
+
+
+def test_a_mutation_needs_the_feature_it_breaks() -> None:
+    for mutation, flag in (("snapshot-above-hw", "--snapshots"),
+                           ("reconfig-before-commit", "--reconfig"),
+                           ("two-pending-changes", "--reconfig")):
+        with pytest.raises(UsageError) as info:
+            RunConfig(mutation=mutation)
+        assert str(info.value).startswith(f"--mutation {mutation} needs {flag}")
+    RunConfig(mutation="two-pending-changes", reconfig=True)

@@ -38,8 +38,9 @@ def test_the_help_states_the_tuned_weights():
 
     for name, w in zip(FAMILY_NAMES[:N_BASE_FAMILIES], DEFAULT_WEIGHTS):
         assert f"{name} {w:g}" in TUNED_WEIGHTS_HELP
-    for name, w in FEATURE_WEIGHTS.items():  # weighed only with their feature on
-        assert f"{name} {w:g}" in TUNED_WEIGHTS_HELP
+    for families in FEATURE_WEIGHTS.values():  # weighed only with their feature on
+        for name, w in families.items():
+            assert f"{name} {w:g}" in TUNED_WEIGHTS_HELP
     assert set(FAULT_WEIGHTS.values()) <= set(FAMILY_NAMES)
 
 

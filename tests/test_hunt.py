@@ -47,3 +47,11 @@ def test_hunt_finds_each_snapshot_mutation():
     assert all(r["found"] for r in rows), rows
     by = {r["mutation"]: r for r in rows}
     assert by["snapshot-above-hw"]["invariant"] == "SnapshotConsistent"
+
+
+def test_hunt_finds_each_voter_change_mutation():
+    """They need voter changes on: the hunt turns them on for these mutations."""
+    rows = hunt(RunConfig(workers=1), ["reconfig-before-commit", "two-pending-changes"],
+                ["swarm"], [0], budget=120, log=lambda m: None)
+    assert all(r["found"] for r in rows), rows
+    assert all(r["invariant"] == "AtMostOneUncommittedVoterSet" for r in rows), rows

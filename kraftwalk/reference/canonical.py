@@ -15,7 +15,7 @@ from kraftwalk.kernels.layout import CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE, R
 NODE_FIELDS = (
     "up", "role", "epoch", "voted_id", "leader_id", "log", "flushed_end", "hw", "granted",
     "rejected", "has_fetched", "epoch_start", "fetched", "acked", "preferred", "links",
-    "inflight", "replica_end", "log_start", "start_epoch", "latest", "fetching",
+    "inflight", "replica_end", "log_start", "start_epoch", "latest", "fetching", "voters",
 )
 
 
@@ -25,11 +25,17 @@ def _ids(s) -> tuple:
 
 def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, granted,
               rejected, has_fetched, epoch_start, fetched, acked, preferred, links, inflight,
-              replica_end, log_start=0, start_epoch=0, latest=(0, 0), fetching=None) -> dict:
+              replica_end, log_start=0, start_epoch=0, latest=(0, 0), fetching=None,
+              voters=(), voters_at=-1, voter_count=None) -> dict:
     """``fetched``/``acked``/``links`` exclude the node itself; ``preferred`` is a bool for a
     follower, the set of successors for a resigned leader; ``inflight`` maps a destination
     to the correlation id of the outstanding request; ``latest`` is the latest snapshot's
-    (end, epoch), ``fetching`` the id of the snapshot a follower downloads (None)."""
+    (end, epoch), ``fetching`` the id of the snapshot a follower downloads (None).
+
+    ``voters`` is the node's voter set, ``voters_at`` the offset of the VotersRecord it
+    comes from (-1: the bootstrap voters) and ``voter_count`` its size (default
+    ``len(voters)``): derived from the log, which the reference reads each time and the
+    kernel caches (VOTERS, VOTERS_AT, VOTER_COUNT), so showing them checks the caches."""
     view = {
         "up": bool(up), "role": None, "epoch": int(epoch), "voted_id": int(voted_id),
         "leader_id": int(leader_id), "log": tuple((int(e), int(v)) for e, v in log),
@@ -38,6 +44,8 @@ def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, gra
         "preferred": None, "links": _ids(links), "inflight": None, "replica_end": None,
         "log_start": int(log_start), "start_epoch": int(start_epoch),
         "latest": (int(latest[0]), int(latest[1])), "fetching": None,
+        "voters": (_ids(voters), int(voters_at),
+                   len(voters) if voter_count is None else int(voter_count)),
     }
     if not up:
         return view

@@ -13,6 +13,10 @@ Logs are compared entry by entry. The history the protocol never reads (the
 * ``top_hw``                  (epoch, HW) of the highest-epoch leader last seen
 * ``prev_snapshot[i]``        node i's latest snapshot end after the previous step
 * ``loaded_as``               (node, role) of each snapshot installed in this step
+* ``commit_voters``           the voter set (in its own view) of the node that last grew
+                              the committed log, empty before any (KIP-853)
+* ``hw_voters[i]``            leader i's voter set when its HW last moved up (missing:
+                              the bootstrap voters)
 
 It is kept whether or not a check is enabled, so switching one check off never
 changes what another sees. Checks run after every step in a fixed order (node by
@@ -25,16 +29,17 @@ from dataclasses import dataclass
 from typing import Optional
 
 from kraftwalk.kernels.checkers import (
-    COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC, HIGH_WATERMARK_MONOTONIC,
-    HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY, LEADER_COMPLETENESS,
-    LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK,
-    OBSERVER_CONSISTENCY, SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC,
-    STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
+    AT_MOST_ONE_UNCOMMITTED_VOTER_SET, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC,
+    HIGH_WATERMARK_MONOTONIC, HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY,
+    LEADER_COMPLETENESS, LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING,
+    MAJORITY_REACHED_HIGH_WATERMARK, OBSERVER_CONSISTENCY, QUORUM_OVERLAP,
+    SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY,
+    VOTE_UNIQUENESS,
 )
-from kraftwalk.kernels.features import SNAPSHOTS
-from kraftwalk.kernels.layout import LEADER
+from kraftwalk.kernels.features import RECONFIG, SNAPSHOTS
+from kraftwalk.kernels.layout import LEADER, RESIGNED
 
-from .voters import is_voter, majority, voters
+from .voters import is_voter, is_voters_record, majorities_intersect, majority_of, voters
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,8 @@ class History:
         self.top_hw = (-1, -1)
         self.prev_snapshot = [0] * n_nodes
         self.loaded_as: list[tuple] = []
+        self.commit_voters: frozenset = frozenset()
+        self.hw_voters: dict[int, frozenset] = {}
         self.during_step: list[Violation] = []   # found by a protocol handler mid-step
         self.logs_before: list = []
 
@@ -88,6 +95,10 @@ class History:
         """First offset of node's log that the current step (re)wrote; its log end if none."""
         before = self.logs_before[node.id] if self.logs_before else []
         return first_difference(before, node.log, node.log_end)
+
+    def hw_raised(self, leader, current_voters) -> None:
+        """A leader's HW moved up, counted over ``current_voters`` (its set then)."""
+        self.hw_voters[leader.id] = frozenset(current_voters)
 
     def loaded_snapshot(self, node) -> None:
         """A node installs a downloaded snapshot (in the role it has now)."""
@@ -112,7 +123,9 @@ class History:
                 reach = k + 1
         return reach
 
-    def extend_committed(self, node, upto: int) -> None:
+    def extend_committed(self, c, node, upto: int) -> None:
+        """The committed log grows to ``upto`` with ``node``'s entries (its HW covers them)."""
+        self.commit_voters = frozenset(voters(c, node))
         for k in range(len(self.committed), upto):
             self.committed.append(node.log[k])
             self.committed_in.append(node.epoch)
@@ -125,10 +138,12 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
     The order decides which violation is kept when one step breaks several invariants
     (the kernel's order): first what a protocol handler found mid-step; then node by node
     its own invariants (EpochMonotonic, VoteUniqueness, and for a leader ElectionSafety,
-    LeaderAppendOnly, LeaderCompleteness, CommitCurrentEpoch; HighWatermarkValid;
-    StateMachineSafety/ObserverConsistency; LogMatching for the entries it wrote in this
-    step); then every leader again (LeaderCompleteness if the committed log grew in this
-    step, MajorityReachedHighWatermark); last HighWatermarkMonotonic."""
+    LeaderAppendOnly, QuorumOverlap if newly leading, LeaderCompleteness,
+    CommitCurrentEpoch; HighWatermarkValid; StateMachineSafety/ObserverConsistency, and
+    QuorumOverlap if it grows the committed log; the snapshot invariants;
+    AtMostOneUncommittedVoterSet; LogMatching for the entries it wrote in this step);
+    then every leader again (LeaderCompleteness if the committed log grew in this step,
+    MajorityReachedHighWatermark); last HighWatermarkMonotonic."""
     h: History = c.history
     found: list[Violation] = []
     step = c.steps
@@ -170,6 +185,13 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
             if led_epoch == e and node.log[:len(led_log)] != led_log:
                 report(LEADER_APPEND_ONLY, i, -1, e,
                        first_difference(led_log, node.log, len(led_log)))
+
+            # QuorumOverlap, for a new leader: the majority that elected it (of its voter
+            # set) meets the majority that committed the latest committed entry, so it
+            # holds that entry.
+            if (checks & RECONFIG and led_epoch != e and h.commit_voters
+                    and not majorities_intersect(voters(c, node), h.commit_voters)):
+                report(QUORUM_OVERLAP, i, -1, e, -1)
             h.last_led[i] = (e, list(node.log))
 
             check_leader_completeness(h, node, report)
@@ -193,14 +215,28 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
             if node.log[:m] != h.committed[:m]:
                 report(inv, i, -1, e, first_difference(node.log, h.committed, m))
             elif covered > clen:
-                if is_voter(c, node):
-                    h.extend_committed(node, covered)
+                # the committing node is a voter, or a leader that removed itself (it
+                # still leads until its removal commits, then resigns at once)
+                if is_voter(c, node) or node in leaders or node.role == RESIGNED:
+                    # QuorumOverlap, for a commit: its majority meets the previous one's.
+                    if (checks & RECONFIG and h.commit_voters
+                            and not majorities_intersect(voters(c, node), h.commit_voters)):
+                        report(QUORUM_OVERLAP, i, -1, e, covered - 1)
+                    h.extend_committed(c, node, covered)
                     extended = True
                 else:
                     report(OBSERVER_CONSISTENCY, i, -1, e, clen)
 
         if checks & SNAPSHOTS:
             check_snapshots(h, node, report)
+
+        # AtMostOneUncommittedVoterSet: past the committed log, at most one VotersRecord
+        # (one voter change at a time).
+        if checks & RECONFIG:
+            pending = [k for k in range(len(h.committed), node.log_end)
+                       if is_voters_record(node.log[k][1])]
+            if len(pending) > 1:
+                report(AT_MOST_ONE_UNCOMMITTED_VOTER_SET, i, -1, e, pending[1])
 
         # LogMatching, for the entries this node wrote in this step (the others were
         # checked when they were written).
@@ -215,10 +251,16 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
         if extended:
             check_leader_completeness(h, node, report)
         # MajorityReachedHighWatermark: a majority of voters hold [0, HW) as the leader does.
+        # With voter changes, of the set the HW was counted over when it last moved: a
+        # voter added since need not hold it yet (a majority of the old set meets every
+        # majority of the new one).
         hw = node.hw
         if hw is not None and 0 < hw <= node.log_end:
-            holders = sum(1 for j in voters(c, node) if c.nodes[j].log[:hw] == node.log[:hw])
-            if holders < majority(c, node):
+            counted = voters(c, node)
+            if checks & RECONFIG:
+                counted = h.hw_voters.get(node.id, c.bootstrap_voters)
+            holders = sum(1 for j in counted if c.nodes[j].log[:hw] == node.log[:hw])
+            if holders < majority_of(counted):
                 report(MAJORITY_REACHED_HIGH_WATERMARK, node.id, -1, node.epoch, hw - 1)
 
     # HighWatermarkMonotonic (Kafka's MonotonicHighWatermark): the HW of the highest-epoch

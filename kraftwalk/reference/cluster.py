@@ -19,6 +19,8 @@ LOSE k         in-flight message k is lost
 DUPLICATE k    in-flight message k is duplicated
 SNAPSHOT a     node a snapshots its log up to its HW (with snapshots on)
 CLEAN a        node a deletes its log below its latest snapshot (with snapshots on)
+ADD_VOTER a b  leader a adds node b to its voters (with voter changes on)
+REMOVE_VOTER   leader a removes voter b (with voter changes on)
 =============  ====================================================================
 """
 from __future__ import annotations
@@ -33,9 +35,9 @@ from kraftwalk.kernels.layout import (
     VOTE_RESPONSE,
 )
 from kraftwalk.kernels.transition import (
-    FAM_CHECK_QUORUM, FAM_CLEAN, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE,
-    FAM_FLUSH, FAM_LOSE, FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_SNAPSHOT,
-    FAM_TIMEOUT,
+    FAM_ADD_VOTER, FAM_CHECK_QUORUM, FAM_CLEAN, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER,
+    FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE, FAM_PARTITION, FAM_REMOVE_VOTER, FAM_RESIGN,
+    FAM_RESTART, FAM_SEND, FAM_SNAPSHOT, FAM_TIMEOUT,
 )
 
 from . import canonical
@@ -55,7 +57,11 @@ from .quorum_epoch import (
     send_end_quorum_epoch,
 )
 from .quorum_state import vote_rejected
-from .voters import other_voters
+from .reconfig import (
+    add_voter_targets, handle_add_voter_request, handle_remove_voter_request,
+    remove_voter_targets,
+)
+from .voters import latest_voters_record, other_voters, voters
 from .replication import (
     check_quorum_enabled, check_quorum_expired, client_append, client_append_enabled,
     finish_poll, flush_enabled, flush_log, handle_fetch_request, handle_fetch_response, resign,
@@ -146,6 +152,17 @@ class ReferenceCluster:
             return others - node.acked
         return set()
 
+    def node_targets(self, f: int, a: int) -> set:
+        """The nodes b that action (f, a, b) of a family naming a second node may name now."""
+        node = self.nodes[a]
+        if f == FAM_SEND:
+            return self.request_targets(a)
+        if f == FAM_ADD_VOTER:
+            return add_voter_targets(self, node)
+        if f == FAM_REMOVE_VOTER:
+            return remove_voter_targets(self, node)
+        return set()
+
     def message_matches(self, k: int, fingerprint: int) -> bool:
         return 0 <= k < len(self.net) and message_fingerprint(self.net.messages[k]) == fingerprint
 
@@ -176,8 +193,8 @@ class ReferenceCluster:
         node = self.nodes[a]
         if f == FAM_TIMEOUT:
             return election_timeout_enabled(self, node)
-        if f == FAM_SEND:
-            return 0 <= b < n and b in self.request_targets(a)
+        if f in (FAM_SEND, FAM_ADD_VOTER, FAM_REMOVE_VOTER):
+            return 0 <= b < n and b in self.node_targets(f, a)
         if f == FAM_CLIENT_APPEND:
             return client_append_enabled(self, node)
         if f == FAM_FLUSH:
@@ -260,6 +277,10 @@ class ReferenceCluster:
                 create_snapshot(self, node)
             elif f == FAM_CLEAN:
                 delete_before_snapshot(self, node)
+            elif f == FAM_ADD_VOTER:
+                handle_add_voter_request(self, node, b)
+            elif f == FAM_REMOVE_VOTER:
+                handle_remove_voter_request(self, node, b)
 
     def deliver(self, k: int) -> None:
         """Message k leaves the network; it is lost if its destination is down or the link
@@ -325,6 +346,7 @@ class ReferenceCluster:
                 replica_end=[node.replica_end.get(j, -1) for j in range(n)],
                 log_start=node.log_start, start_epoch=node.start_epoch, latest=node.latest,
                 fetching=node.fetching,
+                voters=voters(self, node), voters_at=latest_voters_record(node),
             ))
         stats = dict(self.stats)
         stats["steps"] = self.steps

@@ -39,7 +39,7 @@ def restart_node(c, node) -> None:
         node.voted_id = None
         node.leader_id = None
         node.role = UNATTACHED
-    elif is_voter(c, node) and node.leader_id == node.id:
+    elif node.leader_id == node.id:   # it led this epoch (and may since have been removed)
         if c.features & MUT_RESTARTED_LEADER:
             # known bug: resume leading the old epoch with whatever log survived
             node.role = LEADER
@@ -53,7 +53,9 @@ def restart_node(c, node) -> None:
             # Kafka restarts Resigned with an EMPTY successor list, which every voter reads
             # as "position 0": all of them get their fetch timer cut to 0.
             node.successors = frozenset(other_voters(c, node))
-    elif is_voter(c, node) and node.voted_id == node.id:
+    elif is_voter(c, node) and node.voted_id == node.id and node.leader_id is None:
+        # a Follower's quorum-state file holds no vote: once it knew the epoch's
+        # leader, a candidate comes back following it
         node.role = CANDIDATE
         node.granted = {node.id}
         node.leader_id = None   # CandidateState.election() persists no leader

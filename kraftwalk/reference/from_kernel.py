@@ -10,7 +10,7 @@ from kraftwalk.kernels.layout import (
     EPOCH_START, FETCHED_MASK, FLUSHED_END, FOLLOWER, GRANTED, G_COMMIT_LEN, HAS_FETCHED, HW,
     INFLIGHT, LEADER_ID, LINKS, LOG_END, N_MSGS, PREFERRED, P_NODES, REJECTED, REPLICA_END, ROLE,
     STAT_NAMES, STATS_BASE, UP, VOTED_ID, FETCHING_END, FETCHING_EPOCH, LOG_START, SNAP_END,
-    SNAP_EPOCH, START_EPOCH,
+    SNAP_EPOCH, START_EPOCH, VOTER_COUNT, VOTERS, VOTERS_AT,
 )
 from kraftwalk.kernels.messages import unpack
 
@@ -52,6 +52,8 @@ def kernel_snapshot(w) -> dict:
             latest=(node[SNAP_END][i], node[SNAP_EPOCH][i]),
             fetching=(None if node[FETCHING_END][i] == 0
                       else (node[FETCHING_END][i], node[FETCHING_EPOCH][i])),
+            voters=_bits(node[VOTERS][i], n), voters_at=node[VOTERS_AT][i],
+            voter_count=node[VOTER_COUNT][i],
         ))
     scal = w.scal.tolist()
     stats = {name: scal[STATS_BASE + k] for k, name in enumerate(STAT_NAMES)

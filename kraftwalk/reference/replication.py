@@ -8,7 +8,9 @@ leader's epochStartOffset, i.e. once an entry of its own epoch is on a majority.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.features import MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, SNAPSHOTS
+from kraftwalk.kernels.features import (
+    MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, RECONFIG, SNAPSHOTS,
+)
 from kraftwalk.kernels.layout import (
     ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER, UNATTACHED,
 )
@@ -20,7 +22,9 @@ from .quorum_state import (
 )
 from .snapshots import fetch_needs_snapshot, start_fetching_snapshot
 from .state import Message
-from .voters import has_majority, is_voter, majority, other_voters, voters
+from .voters import (
+    has_majority, is_voter, latest_voters_record, majority, other_voters, voters,
+)
 
 
 # ---------------------------------------------------------------- follower side
@@ -80,8 +84,11 @@ def handle_fetch_response(c, msg: Message) -> None:
                     break   # KAFKA-18723: never append a batch from a future epoch
                 if not append(c, node, e, v):
                     break
-            if is_voter(c, node):
-                node.flushed_end = node.log_end   # voters flush before they fetch again
+            if is_voter(c, node) or c.features & RECONFIG:
+                # voters flush before they fetch again; with voter changes every follower
+                # does (Kafka's followersAlwaysFlush): an observer being added counts as a
+                # voter in the leader's view before it is one in its own
+                node.flushed_end = node.log_end
         if msg.hw >= 0:
             new_hw = min(node.log_end, msg.hw)
             # FollowerState.updateHighWatermark: it never goes down (Kafka throws)
@@ -95,7 +102,8 @@ def maybe_update_high_watermark(c, node) -> None:
     """LeaderState.maybeUpdateHighWatermark: the largest offset that a majority of voters
     (the leader included) has reached; it must be past epochStartOffset, and the HW never
     goes down."""
-    ends = sorted((node.replica_end.get(j, -1) for j in voters(c, node)), reverse=True)
+    current = voters(c, node)
+    ends = sorted((node.replica_end.get(j, -1) for j in current), reverse=True)
     candidate = ends[majority(c, node) - 1]
     if c.features & MUT_COMMIT_OLD_EPOCH:
         ok = candidate > 0   # known bug: an earlier epoch's entries count (Raft Figure 8)
@@ -103,6 +111,12 @@ def maybe_update_high_watermark(c, node) -> None:
         ok = candidate > node.epoch_start
     if ok and (node.hw is None or candidate > node.hw):
         node.hw = candidate
+        c.history.hw_raised(node, current)
+        if (c.features & RECONFIG and not is_voter(c, node)
+                and candidate > latest_voters_record(node)):
+            # RemoveVoterHandler.highWatermarkUpdated: its own removal is committed, so
+            # it resigns (Kafka on its next poll; the model at once)
+            transition_to_resigned(c, node, other_voters(c, node))
 
 
 def handle_fetch_request(c, msg: Message) -> None:
@@ -169,10 +183,11 @@ def flush_log(c, node) -> None:
 
 
 def finish_poll(c, node) -> None:
-    """A voter that appended has flushed by the time it handles anything else: Kafka's
-    leader appends and flushes (flushLeaderLog) in one poll, a follower flushes in
-    appendAsFollower. Only a crash can come between an append and its flush."""
-    if is_voter(c, node) and node.flushed_end < node.log_end:
+    """A voter or leader that appended has flushed by the time it handles anything else:
+    Kafka's leader appends and flushes (flushLeaderLog) in one poll, a follower flushes in
+    appendAsFollower. Only a crash can come between an append and its flush. (A leader
+    that removed itself from the voters still leads, and flushes.)"""
+    if (is_voter(c, node) or node.role == LEADER) and node.flushed_end < node.log_end:
         flush_log(c, node)
 
 

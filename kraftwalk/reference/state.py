@@ -5,7 +5,8 @@ A node's fields fall in three groups, as in Kafka:
 * persistent -- the quorum-state file (epoch, vote, leader id) and the flushed
   prefix of the log survive a crash;
 * the log itself, a list of ``(epoch, value)`` entries (``value > 0`` a client
-  record, ``< 0`` a LeaderChange control record), of which only
+  record, ``< 0`` a control record: LeaderChange, or a VotersRecord that
+  ``voters.py`` reads the node's voter set from), of which only
   ``log[:flushed_end]`` survives a crash;
 * volatile -- everything that belongs to the current ``EpochState`` object
   (the tally of a nominee, a leader's view of its replicas, ...). Every role

@@ -16,7 +16,7 @@ from kraftwalk.kernels import checkers
 from kraftwalk.kernels.checkers import ALL_CHECKS, INVARIANT_NAMES
 from kraftwalk.kernels.features import (
     MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_NO_CHECK_QUORUM, MUT_RESTARTED_LEADER, PRE_VOTE,
-    SNAPSHOTS,
+    RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, DIRTY_FROM, ENTRY_EPOCH,
@@ -43,6 +43,7 @@ F_COMMIT_OLD_EPOCH = F | MUT_COMMIT_OLD_EPOCH
 F_RESTARTED_LEADER = F | MUT_RESTARTED_LEADER
 F_NO_CHECK_QUORUM = F | MUT_NO_CHECK_QUORUM
 F_SNAPSHOTS = F | SNAPSHOTS          # snapshots on (KIP-630), and their invariants checked
+F_RECONFIG = F | RECONFIG            # voter changes on (KIP-853), and their invariants checked
 
 
 def params(voters=3, observers=1, log_capacity=16, msg_slots=16, max_epoch=20, max_records=4,
@@ -72,6 +73,12 @@ def violation(w):
 
 def name_of(inv):
     return "none" if inv is None else INVARIANT_NAMES[inv]
+
+
+def voters_record(mask, serial=0):
+    """The value of a VotersRecord naming the voter set ``mask`` (layout: VOTERS_TAG)."""
+    from kraftwalk.kernels.layout import SERIAL_MASK, VOTERS_SHIFT, VOTERS_TAG
+    return -(VOTERS_TAG | (mask << VOTERS_SHIFT) | (serial & SERIAL_MASK))
 
 
 def set_log(w, i, entries):

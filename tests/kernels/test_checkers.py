@@ -10,15 +10,18 @@ record; crafted values are >= 100 in magnitude so they never equal generated one
 """
 import pytest
 
-from conftest import F, check, clean, copy_walk, craft, fresh, log_of, name_of, settle
+from conftest import (
+    F, check, clean, copy_walk, craft, fresh, log_of, name_of, settle, voters_record,
+)
 from kraftwalk.kernels.checkers import (
     ALL_CHECKS, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC,
     HIGH_WATERMARK_MONOTONIC, HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY,
     LEADER_COMPLETENESS, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK, N_INVARIANTS,
     LEADER_NEVER_LOADS_SNAPSHOT, OBSERVER_CONSISTENCY, SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT,
-    SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
+    SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET,
+    QUORUM_OVERLAP,
 )
-from kraftwalk.kernels.features import SNAPSHOTS
+from kraftwalk.kernels.features import RECONFIG, SNAPSHOTS
 from kraftwalk.kernels.layout import (
     CM_BY, CM_EPOCH, CM_VALUE, COMMIT_HASH, FOLLOWER, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
     G_LEADER_HW_EPOCH, G_REACH, LEADER, LOG_HASH, RESIGNED, S_COMMITTED,
@@ -26,8 +29,9 @@ from kraftwalk.kernels.layout import (
 from kraftwalk.kernels.log import append_entry, truncate_to
 
 L3 = [(1, -101), (1, 102), (1, 103)]
-# Every check, the snapshot invariants included (they run only with the SNAPSHOTS feature).
-ALL = ALL_CHECKS | SNAPSHOTS
+# Every check, the snapshot and voter-change invariants included (they run only with
+# the SNAPSHOTS and RECONFIG features).
+ALL = ALL_CHECKS | SNAPSHOTS | RECONFIG
 
 
 def ok(got):
@@ -191,6 +195,30 @@ def bad_leader_never_loads_snapshot(checks):
     return w, (LEADER_NEVER_LOADS_SNAPSHOT, 0, -1, 1, 0)
 
 
+def bad_at_most_one_uncommitted_voter_set(checks):
+    """Leader 0 of epoch 1, nothing committed, appends a second VotersRecord (adds 3,
+    then removes 2) before the first commits."""
+    w = fresh()
+    craft(w, 0, role=LEADER, epoch=1, leader=0,
+          log=[(1, -101), (1, voters_record(0b1111, 1)), (1, voters_record(0b1011, 2))])
+    return w, (AT_MOST_ONE_UNCOMMITTED_VOTER_SET, 0, -1, 1, 2)
+
+
+def committed_by_three(checks):
+    """3 voters + 2 observers; follower 0 of epoch 1 commits L3 (its HW covers it) with
+    the bootstrap voters {0, 1, 2}."""
+    w = fresh(3, 2)
+    return setup_check(craft(w, 0, role=FOLLOWER, epoch=1, leader=1, hw=3, log=L3), checks)
+
+
+def bad_quorum_overlap(checks):
+    """Committed by {0, 1, 2}; node 1 leads epoch 2 by {0, 1, 2, 3, 4}, two voters added
+    at once: its majority {2, 3, 4} misses the committing majority {0, 1}."""
+    w = committed_by_three(checks)
+    craft(w, 1, role=LEADER, epoch=2, leader=1, log=L3 + [(1, voters_record(0b11111, 4))])
+    return w, (QUORUM_OVERLAP, 1, -1, 2, -1)
+
+
 BAD = {
     ELECTION_SAFETY: bad_election_safety,
     VOTE_UNIQUENESS: bad_vote_uniqueness,
@@ -208,6 +236,8 @@ BAD = {
     SNAPSHOT_CONSISTENT: bad_snapshot_consistent,
     SNAPSHOT_AT_LOG_START: bad_snapshot_at_log_start,
     LEADER_NEVER_LOADS_SNAPSHOT: bad_leader_never_loads_snapshot,
+    AT_MOST_ONE_UNCOMMITTED_VOTER_SET: bad_at_most_one_uncommitted_voter_set,
+    QUORUM_OVERLAP: bad_quorum_overlap,
 }
 IDS = [INVARIANT_NAMES[i] for i in sorted(BAD)]
 
@@ -537,4 +567,25 @@ def test_a_follower_may_load_a_snapshot():
 
 def test_snapshot_invariants_need_the_snapshots_feature():
     w, _ = bad_snapshot_consistent(ALL)
+    ok(check(w, ALL_CHECKS))
+
+
+# ---------------------------------------------------------------------------------
+# Voter changes (KIP-853): the invariants hold on one change at a time.
+def test_one_uncommitted_voter_set_is_allowed():
+    w = fresh()
+    ok(check(craft(w, 0, role=LEADER, epoch=1, leader=0,
+                   log=[(1, -101), (1, voters_record(0b1111, 1))]), ALL))
+
+
+def test_quorum_overlap_holds_one_change_apart():
+    w = committed_by_three(ALL)
+    craft(w, 1, role=LEADER, epoch=2, leader=1, log=L3 + [(1, voters_record(0b01111, 4))])
+    ok(check(w, ALL))
+
+
+def test_voter_change_invariants_need_the_reconfig_feature():
+    w, _ = bad_quorum_overlap(ALL_CHECKS)
+    ok(check(w, ALL_CHECKS))
+    w, _ = bad_at_most_one_uncommitted_voter_set(ALL_CHECKS)
     ok(check(w, ALL_CHECKS))

@@ -4,28 +4,28 @@ reaches the target, one step fewer does not."""
 import numpy as np
 import pytest
 
-from conftest import F, F_SNAPSHOTS
+from conftest import F, F_RECONFIG, F_SNAPSHOTS
 from kraftwalk.kernels.layout import N_TARGETS, REACHED, TARGET_NAMES, make_params
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, FEATURE_WEIGHTS
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
 from kraftwalk.kernels.transition import FAMILY_NAMES, N_FAMILIES
 from kraftwalk.kernels.trace import record_walk, replay_actions
 from kraftwalk.kernels.walk import run_chunk_covered
 from kraftwalk.targets import TARGET_NAMES as CLI_TARGET_NAMES
 
 SEED = 5
-SNAPSHOT_WEIGHTS = DEFAULT_WEIGHTS.copy()
-for _family, _weight in FEATURE_WEIGHTS.items():
-    SNAPSHOT_WEIGHTS[FAMILY_NAMES.index(_family)] = _weight
+SNAPSHOT_WEIGHTS = with_feature_weights(DEFAULT_WEIGHTS, ["snapshots"])
 SNAPSHOT_WEIGHTS[FAMILY_NAMES.index("crash")] = 1.0
 # name -> (params, weights, features): max_epoch 4 makes the epoch bound reachable; the
 # snapshot targets need snapshots, and RestartedFromSnapshot an observer (whose snapshot
 # can pass its flushed log) crashing before it flushes: two observers, five times the
-# crashes; the default config the rest
+# crashes; the voter-change targets need voter changes; the default config the rest
 CONFIGS = {
     "default": (make_params(3, 1, 32, 16, 60, 4, 400), DEFAULT_WEIGHTS, F),
     "low max_epoch": (make_params(3, 1, 32, 16, 4, 4, 400), DEFAULT_WEIGHTS, F),
     "snapshots": (make_params(3, 2, 32, 16, 60, 4, 400, snapshots=True), SNAPSHOT_WEIGHTS,
                   F_SNAPSHOTS),
+    "reconfig": (make_params(3, 2, 32, 16, 60, 4, 400),
+                 with_feature_weights(DEFAULT_WEIGHTS, ["reconfig"]), F_RECONFIG),
 }
 
 

@@ -248,7 +248,10 @@ def test_a_full_network_drops_new_messages_and_refuses_duplicates():
     assert w.scal[N_MSGS] == 2 and w.scal[S_MSGS_DROPPED_FULL] == 1
 
 
-def test_restarted_candidate_forgets_the_leader_it_had_learned():
+def test_restarted_candidate_that_followed_the_winner_comes_back_a_follower():
+    """FollowerState persists (epoch, leader) and no vote: a Candidate that went on to
+    follow the winner of its epoch restarts as that leader's Follower, not as a Candidate
+    of an epoch that has a leader."""
     f = F_NOPV
     w = fresh()
     timeout(w, 0, f)
@@ -259,5 +262,5 @@ def test_restarted_candidate_forgets_the_leader_it_had_learned():
     assert w.node[ROLE, 1] == FOLLOWER and persisted(w, 1) == (1, 1, 0)
     crash(w, 1, f)
     restart(w, 1, f)
-    assert w.node[ROLE, 1] == CANDIDATE
-    assert persisted(w, 1) == (1, 1, -1)
+    assert w.node[ROLE, 1] == FOLLOWER
+    assert persisted(w, 1) == (1, 1, 0)

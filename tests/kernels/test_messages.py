@@ -7,9 +7,9 @@ from __future__ import annotations
 from kraftwalk.kernels import layout, messages
 from kraftwalk.kernels.layout import F_CORR, MSG_NAMES, MSG_WIDTH, N_MSGS, P_NODES
 from kraftwalk.kernels.messages import HEADER, MESSAGE_TYPES, TYPE_COLUMNS
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, FEATURE_WEIGHTS
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
 from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
-from kraftwalk.kernels.transition import FAMILY_NAMES, message_fingerprint
+from kraftwalk.kernels.transition import message_fingerprint
 from kraftwalk.reference.encoding import message_fingerprint as reference_fingerprint
 from kraftwalk.reference.state import Message
 
@@ -97,8 +97,6 @@ def test_every_message_the_kernel_sends_round_trips_through_the_reference_model(
     _round_trips(params(3, 1), DEFAULT_WEIGHTS, F, seen)
     # the snapshot messages (KIP-630) fly only with snapshots on
     assert _missing(seen)[0] <= {layout.FETCH_SNAPSHOT_REQUEST, layout.FETCH_SNAPSHOT_RESPONSE}
-    weights = DEFAULT_WEIGHTS.copy()
-    for family, x in FEATURE_WEIGHTS.items():
-        weights[FAMILY_NAMES.index(family)] = x
+    weights = with_feature_weights(DEFAULT_WEIGHTS, ["snapshots"])
     _round_trips(params(3, 1, snapshots=True), weights, F_SNAPSHOTS, seen)
     assert _missing(seen) == (set(), set()), seen

@@ -1,5 +1,6 @@
 """The known-bug mutations are found, and the unmutated kernel is clean, on one fixed
-small budget: 5000 swarm walks of depth 500, 3 voters + 1 observer, fixed seed."""
+small budget: 5000 swarm walks of depth 500, 3 voters + 1 observer (+ 2 observers with
+voter changes: observers to add), fixed seed."""
 import collections
 
 import numpy as np
@@ -7,26 +8,30 @@ import pytest
 
 from conftest import (
     F, F_COMMIT_OLD_EPOCH, F_DOUBLE_VOTE, F_NO_CHECK_QUORUM, F_NOPV, F_RESTARTED_LEADER,
-    F_SNAPSHOTS,
+    F_RECONFIG, F_SNAPSHOTS,
 )
 from kraftwalk.kernels.checkers import (
     COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, HIGH_WATERMARK_MONOTONIC, INVARIANT_NAMES,
     LEADER_APPEND_ONLY, LEADER_COMPLETENESS, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK,
-    SNAPSHOT_CONSISTENT, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
+    SNAPSHOT_CONSISTENT, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET,
+    OBSERVER_CONSISTENCY, QUORUM_OVERLAP,
 )
-from kraftwalk.kernels.features import MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS
+from kraftwalk.kernels.features import (
+    MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, RECONFIG,
+    SNAPSHOTS,
+)
 from kraftwalk.kernels.layout import make_params
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, FEATURE_WEIGHTS
-from kraftwalk.kernels.transition import FAMILY_NAMES
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
+
 
 SEED = 20240917
 WALKS = 5000
 DEPTH = 500
 PARAMS = make_params(3, 1, 32, 16, 60, 4, DEPTH)
 SNAPSHOT_PARAMS = make_params(3, 1, 32, 16, 60, 4, DEPTH, snapshots=True)
-SNAPSHOT_WEIGHTS = DEFAULT_WEIGHTS.copy()
-for _family, _weight in FEATURE_WEIGHTS.items():
-    SNAPSHOT_WEIGHTS[FAMILY_NAMES.index(_family)] = _weight
+SNAPSHOT_WEIGHTS = with_feature_weights(DEFAULT_WEIGHTS, ["snapshots"])
+RECONFIG_PARAMS = make_params(3, 2, 32, 16, 60, 4, DEPTH)
+RECONFIG_WEIGHTS = with_feature_weights(DEFAULT_WEIGHTS, ["reconfig"])
 
 _cache = {}
 
@@ -34,10 +39,12 @@ _cache = {}
 def run(features):
     if features not in _cache:
         from kraftwalk.kernels.walk import run_chunk
-        snapshots = bool(features & SNAPSHOTS)
-        _cache[features] = run_chunk(SEED, 0, WALKS, SNAPSHOT_PARAMS if snapshots else PARAMS,
-                                     SNAPSHOT_WEIGHTS if snapshots else DEFAULT_WEIGHTS, True,
-                                     features)
+        params, weights = PARAMS, DEFAULT_WEIGHTS
+        if features & SNAPSHOTS:
+            params, weights = SNAPSHOT_PARAMS, SNAPSHOT_WEIGHTS
+        if features & RECONFIG:
+            params, weights = RECONFIG_PARAMS, RECONFIG_WEIGHTS
+        _cache[features] = run_chunk(SEED, 0, WALKS, params, weights, True, features)
     return _cache[features]
 
 
@@ -48,9 +55,9 @@ def found(features):
     return collections.Counter(INVARIANT_NAMES[k - 1] for k in inv[inv > 0])
 
 
-@pytest.mark.parametrize("features", [F, F_NOPV, F_NO_CHECK_QUORUM, F_SNAPSHOTS],
+@pytest.mark.parametrize("features", [F, F_NOPV, F_NO_CHECK_QUORUM, F_SNAPSHOTS, F_RECONFIG],
                          ids=["pre-vote", "no-pre-vote", "no-check-quorum(liveness)",
-                              "snapshots"])
+                              "snapshots", "reconfig"])
 def test_unmutated_kernel_finds_no_violation(features):
     stats, viol, _ = run(features)
     assert found(features) == {}, found(features)
@@ -64,8 +71,12 @@ def test_unmutated_kernel_finds_no_violation(features):
     assert col["truncations"].sum() > 0
     if features & SNAPSHOTS:
         assert col["snapshots"].sum() > WALKS // 2 and col["snapshots_loaded"].sum() > 0
+    if features & RECONFIG:
+        assert col["voter_changes"].sum() > WALKS // 10
 
 
+RECONFIG_CONSEQUENCES = {AT_MOST_ONE_UNCOMMITTED_VOTER_SET, QUORUM_OVERLAP, ELECTION_SAFETY,
+                         LEADER_COMPLETENESS, STATE_MACHINE_SAFETY, OBSERVER_CONSISTENCY}
 MUTATIONS = {
     # mutation features: (the invariant that must be among those found, all it may find)
     "double-vote": (F_DOUBLE_VOTE, VOTE_UNIQUENESS, {VOTE_UNIQUENESS, ELECTION_SAFETY}),
@@ -78,6 +89,12 @@ MUTATIONS = {
                           MAJORITY_REACHED_HIGH_WATERMARK, ELECTION_SAFETY}),
     "snapshot-above-hw": (F_SNAPSHOTS | MUT_SNAPSHOT_ABOVE_HW, SNAPSHOT_CONSISTENT,
                           {SNAPSHOT_CONSISTENT}),
+    # voter changes: the second uncommitted VotersRecord is seen first; what it leads to
+    # (disjoint majorities, two leaders of an epoch, lost commits) now and then before it
+    "reconfig-before-commit": (F_RECONFIG | MUT_RECONFIG_BEFORE_COMMIT,
+                               AT_MOST_ONE_UNCOMMITTED_VOTER_SET, RECONFIG_CONSEQUENCES),
+    "two-pending-changes": (F_RECONFIG | MUT_TWO_PENDING_CHANGES,
+                            AT_MOST_ONE_UNCOMMITTED_VOTER_SET, RECONFIG_CONSEQUENCES),
 }
 
 
@@ -101,7 +118,8 @@ def test_violation_rows_are_well_formed(name):
     bad = viol[viol[:, 0] > 0]
     inv, step, a, b, epoch, offset = bad.T
     assert ((step >= 1) & (step <= DEPTH)).all()
-    assert ((a >= 0) & (a < 4)).all() and ((b >= -1) & (b < 4)).all()
+    n = (RECONFIG_PARAMS if features & RECONFIG else PARAMS)[2]  # nodes
+    assert ((a >= 0) & (a < n)).all() and ((b >= -1) & (b < n)).all()
     assert ((epoch >= 0) & (epoch <= PARAMS[5])).all()
     assert (offset >= -1).all()
     # a walk stops at its first violation: its step count is the violation's step

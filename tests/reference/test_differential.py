@@ -31,22 +31,24 @@ import numpy as np
 import pytest
 
 from kraftwalk.kernels.checkers import (
-    ALL_CHECKS, COMMIT_CURRENT_EPOCH, INVARIANT_NAMES, LEADER_APPEND_ONLY, VOTE_UNIQUENESS,
+    ALL_CHECKS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, COMMIT_CURRENT_EPOCH, INVARIANT_NAMES,
+    LEADER_APPEND_ONLY, VOTE_UNIQUENESS,
 )
 from kraftwalk.kernels.features import (
     MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT, MUT_RESTARTED_LEADER,
-    MUT_SNAPSHOT_ABOVE_HW, PRE_VOTE, SNAPSHOTS,
+    MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, PRE_VOTE,
+    RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.layout import (
     BOUND_EPOCH, BOUND_LOG, BOUND_NAMES, BOUND_NONE, BOUND_STUCK, S_BOUND_HIT,
-    S_SNAPSHOTS_LOADED, STATS_BASE,
+    S_SNAPSHOTS_LOADED, S_VOTER_CHANGES, STATS_BASE,
     V_STEP, make_params,
 )
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, FEATURE_WEIGHTS
+from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
 from kraftwalk.kernels.transition import (
     FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE,
-    FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_TIMEOUT, FAMILY_NAMES, N_FAMILIES,
-    FAM_CLEAN, FAM_SNAPSHOT,
+    FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_TIMEOUT, FAMILY_NAMES, N_FAMILIES,
+    FAM_CLEAN, FAM_SNAPSHOT, TARGET_FAMILIES,
 )
 from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
 from kraftwalk.reference import ReferenceCluster
@@ -62,6 +64,7 @@ F_DOUBLE_VOTE = F | MUT_DOUBLE_VOTE
 F_COMMIT_OLD_EPOCH = F | MUT_COMMIT_OLD_EPOCH
 F_RESTARTED_LEADER = F | MUT_RESTARTED_LEADER
 F_SNAPSHOTS = F | SNAPSHOTS
+F_RECONFIG = F | RECONFIG
 
 MASTER_SEED = 20240601
 DEPTH = 200
@@ -74,12 +77,10 @@ def _params(voters, observers, log_capacity=16, msg_slots=16, max_epoch=20, max_
 
 
 def weights_for(features):
-    """The swarm's base weights, with the snapshot families weighed when they are on."""
-    w = DEFAULT_WEIGHTS.copy()
-    if features & SNAPSHOTS:
-        for family, x in FEATURE_WEIGHTS.items():
-            w[FAMILY_NAMES.index(family)] = x
-    return w
+    """The swarm's base weights, with the families of the features that are on weighed."""
+    on = [name for name, bit in (("snapshots", SNAPSHOTS), ("reconfig", RECONFIG))
+          if features & bit]
+    return with_feature_weights(DEFAULT_WEIGHTS, on)
 
 
 # name -> (params, features, what the selected walks must include)
@@ -98,6 +99,8 @@ CONFIGS = {
     # snapshots: taken, cleaned, downloaded by lagging followers, restored on restart
     "3v1o-snapshots": (_params(3, 1, snapshots=True), F_SNAPSHOTS,
                        {"stats": {"snapshots", "snapshots_loaded"}}),
+    # voter changes: observers added, voters removed, a leader removing itself
+    "3v2o-reconfig": (_params(3, 2), F_RECONFIG, {"stats": {"voter_changes"}}),
 }
 
 # Long suite only (three more masks to compile): each mutation with the check that catches
@@ -113,6 +116,10 @@ DEEP_CONFIGS = {
     "snapshot-above-hw": (_params(3, 1, snapshots=True), F_SNAPSHOTS | MUT_SNAPSHOT_ABOVE_HW, {}),
     "leader-loads-snapshot": (_params(3, 1, snapshots=True),
                               F_SNAPSHOTS | MUT_LEADER_LOADS_SNAPSHOT, {}),
+    "4v1o-reconfig-snapshots": (_params(4, 1, snapshots=True), F_SNAPSHOTS | RECONFIG, {}),
+    "reconfig-before-commit": (_params(3, 2), F_RECONFIG | MUT_RECONFIG_BEFORE_COMMIT, {}),
+    "two-pending-changes-deep": (_params(3, 2), (F_RECONFIG | MUT_TWO_PENDING_CHANGES)
+                                 ^ (1 << AT_MOST_ONE_UNCOMMITTED_VOTER_SET), {}),
 }
 
 PLAIN = int(os.environ.get("KRAFTWALK_DIFF_WALKS", 50))   # first walks of each config
@@ -131,8 +138,8 @@ def fmt(action) -> str:
     f, a, b = (int(x) for x in action)
     if f in MESSAGE_FAMILIES:
         return f"{FAMILY_NAMES[f]}(slot {a}, fingerprint {b:#x})"
-    if f == FAM_SEND:
-        return f"send({a} -> {b})"
+    if f in TARGET_FAMILIES:
+        return f"{FAMILY_NAMES[f]}({a} -> {b})"
     if f == FAM_PARTITION:
         return f"partition(kind {a}, r {b:#x})"
     return f"{FAMILY_NAMES[f]}({a})"
@@ -161,7 +168,7 @@ def probe_actions(ref, rng):
     message with its fingerprint and with a wrong one, a few partitions."""
     n = ref.params.nodes
     out = [(f, a, 0) for f in NODE_FAMILIES for a in range(-1, n + 1)]
-    out += [(FAM_SEND, a, b) for a in range(n) for b in range(-1, n + 1)]
+    out += [(f, a, b) for f in TARGET_FAMILIES for a in range(n) for b in range(-1, n + 1)]
     msgs = ref.net.messages
     for f in MESSAGE_FAMILIES:
         for k, m in enumerate(msgs):
@@ -229,7 +236,8 @@ def compare_walk(name, params, features, walk_index, probe=True):
 
 def select_walks(params, features):
     """The first PLAIN walks, plus violating and bound-hitting ones from a scan (and, with
-    snapshots on, ones in which a follower installed a downloaded snapshot)."""
+    snapshots on, ones in which a follower installed a downloaded snapshot; with voter
+    changes on, ones that changed voters)."""
     chosen = list(range(PLAIN))
     violating, bounded, loaded = [], [], []
     for i in range(PLAIN, PLAIN + SCAN):
@@ -239,7 +247,8 @@ def select_walks(params, features):
             violating.append(i)
         elif stats[S_BOUND_HIT - STATS_BASE] in (BOUND_EPOCH, BOUND_LOG) and len(bounded) < EXTRA:
             bounded.append(i)
-        elif stats[S_SNAPSHOTS_LOADED - STATS_BASE] > 0 and len(loaded) < EXTRA:
+        elif (stats[S_SNAPSHOTS_LOADED - STATS_BASE] > 0
+              or stats[S_VOTER_CHANGES - STATS_BASE] > 1) and len(loaded) < EXTRA:
             loaded.append(i)
     return chosen + violating + bounded + loaded
 

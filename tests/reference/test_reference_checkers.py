@@ -10,16 +10,18 @@ from __future__ import annotations
 import pytest
 
 from kraftwalk.kernels.checkers import (
-    ALL_CHECKS, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC, HIGH_WATERMARK_MONOTONIC,
-    HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY, LEADER_COMPLETENESS,
-    LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK,
-    OBSERVER_CONSISTENCY, SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC,
-    STATE_MACHINE_SAFETY, VOTE_UNIQUENESS,
+    ALL_CHECKS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY,
+    EPOCH_MONOTONIC, HIGH_WATERMARK_MONOTONIC, HIGH_WATERMARK_VALID, INVARIANT_NAMES,
+    LEADER_APPEND_ONLY, LEADER_COMPLETENESS, LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING,
+    MAJORITY_REACHED_HIGH_WATERMARK, OBSERVER_CONSISTENCY, QUORUM_OVERLAP,
+    SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY,
+    VOTE_UNIQUENESS,
 )
-from kraftwalk.kernels.features import SNAPSHOTS
-from kraftwalk.kernels.layout import FOLLOWER, LEADER, UNATTACHED
+from kraftwalk.kernels.features import RECONFIG, SNAPSHOTS
+from kraftwalk.kernels.layout import FOLLOWER, LEADER, RESIGNED, UNATTACHED
 from kraftwalk.reference import Params, ReferenceCluster
 from kraftwalk.reference.checkers import check_invariants
+from kraftwalk.reference.voters import voters_record_value
 
 # epoch-1 leader 0: LeaderChange (1, -1), client records (1, 2), (1, 3)
 E1 = [(1, -1), (1, 2), (1, 3)]
@@ -308,7 +310,7 @@ def test_invariant_ids_cover_them_all():
            LEADER_COMPLETENESS, STATE_MACHINE_SAFETY, HIGH_WATERMARK_VALID,
            HIGH_WATERMARK_MONOTONIC, MAJORITY_REACHED_HIGH_WATERMARK, COMMIT_CURRENT_EPOCH,
            OBSERVER_CONSISTENCY, SNAPSHOT_MONOTONIC, SNAPSHOT_CONSISTENT, SNAPSHOT_AT_LOG_START,
-           LEADER_NEVER_LOADS_SNAPSHOT}
+           LEADER_NEVER_LOADS_SNAPSHOT, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, QUORUM_OVERLAP}
     assert ids == set(range(len(INVARIANT_NAMES)))
 
 
@@ -383,3 +385,125 @@ def test_snapshot_checks_need_the_snapshots_feature():
     c, node = snapshotted(3, epoch=2)
     c.features = ALL_CHECKS
     assert verdict(c) is None
+
+
+# ---- voter changes (KIP-853) --------------------------------------------------------------
+RECONFIG_CHECKS = ALL_CHECKS | RECONFIG
+
+
+def vr(*ids, serial=0):
+    """A VotersRecord entry value naming the voters ``ids``."""
+    return voters_record_value(set(ids), serial)
+
+
+def where(c):
+    v = c.violation
+    return (v.node_a, v.node_b, v.epoch, v.offset)
+
+
+def test_at_most_one_uncommitted_voter_set():
+    """Leader 0 of epoch 1, nothing committed, appends a second VotersRecord (adds 3,
+    then removes 2) before the first commits."""
+    c = cluster(checks=RECONFIG_CHECKS)
+    put(c, 0, role=LEADER, log=[(1, -1), (1, vr(0, 1, 2, 3)), (1, vr(0, 1, 3))], voted=0)
+    assert verdict(c) == "AtMostOneUncommittedVoterSet" and where(c) == (0, -1, 1, 2)
+
+
+def test_one_uncommitted_voter_set_is_fine():
+    c = cluster(checks=RECONFIG_CHECKS)
+    put(c, 0, role=LEADER, log=[(1, -1), (1, vr(0, 1, 2, 3))], voted=0)
+    assert verdict(c) is None
+
+
+def test_a_committed_voters_record_is_not_pending():
+    c = cluster(checks=RECONFIG_CHECKS)
+    replicated(c, [(1, -1), (1, vr(0, 1, 2, 3))], hw=2)
+    assert verdict(c) is None
+    c.nodes[0].log.append((1, vr(0, 1, 3)))
+    assert verdict(c) is None
+    c.nodes[0].log.append((1, vr(0, 1)))
+    assert verdict(c) == "AtMostOneUncommittedVoterSet" and where(c) == (0, -1, 1, 3)
+
+
+def committed_by_three():
+    """3 voters + 2 observers; follower 0 of epoch 1 commits E1 (its HW covers it) with
+    the bootstrap voters {0, 1, 2}."""
+    c = cluster(3, 2, checks=RECONFIG_CHECKS)
+    put(c, 0, role=FOLLOWER, log=E1, hw=3, leader=1)
+    assert verdict(c) is None
+    assert c.history.commit_voters == {0, 1, 2}
+    return c
+
+
+def test_quorum_overlap_of_a_new_leader():
+    """Node 1 leads epoch 2 by {0, 1, 2, 3, 4}, two voters added at once: its majority
+    {2, 3, 4} misses the majority {0, 1} that committed E1."""
+    c = committed_by_three()
+    put(c, 1, role=LEADER, epoch=2, log=E1 + [(1, vr(0, 1, 2, 3, 4))], voted=1)
+    assert verdict(c) == "QuorumOverlap" and where(c) == (1, -1, 2, -1)
+
+
+def test_quorum_overlap_holds_one_change_apart():
+    c = committed_by_three()
+    put(c, 1, role=LEADER, epoch=2, log=E1 + [(1, vr(0, 1, 2, 3))], voted=1)
+    assert verdict(c) is None
+
+
+def test_quorum_overlap_of_a_leader_is_checked_when_it_starts_leading():
+    """The electing majority is what must meet the committing one: a leader already seen
+    leading its epoch is not checked again."""
+    c = committed_by_three()
+    put(c, 1, role=LEADER, epoch=2, log=E1 + [(1, vr(0, 1, 2, 3))], voted=1)
+    assert verdict(c) is None
+    c.history.commit_voters = frozenset({3, 4})
+    assert verdict(c) is None
+
+
+def test_quorum_overlap_of_a_commit():
+    """Follower 1 commits offset 3 with {0, 1, 2, 3, 4}: no majority of it need meet the
+    majority of {0, 1, 2} that committed E1."""
+    c = committed_by_three()
+    put(c, 1, role=FOLLOWER, log=E1 + [(1, vr(0, 1, 2, 3, 4))], hw=4, leader=2)
+    assert verdict(c) == "QuorumOverlap" and where(c) == (1, -1, 1, 3)
+    assert c.history.commit_voters == {0, 1, 2, 3, 4}   # the committed log grew all the same
+    c = committed_by_three()
+    put(c, 1, role=FOLLOWER, log=E1 + [(1, vr(0, 1, 2, 3))], hw=4, leader=2)
+    assert verdict(c) is None and c.history.commit_voters == {0, 1, 2, 3}
+
+
+def test_voter_change_invariants_need_the_reconfig_feature():
+    c = committed_by_three()
+    c.features = ALL_CHECKS
+    put(c, 1, role=LEADER, epoch=2, log=E1 + [(1, vr(0, 1, 2, 3, 4)), (2, vr(0, 1))],
+        voted=1)
+    assert verdict(c) is None
+
+
+@pytest.mark.parametrize("role", [LEADER, RESIGNED])
+def test_a_leader_removed_from_its_voters_still_commits(role):
+    """Leader 0 removed itself and its removal is committed (then it resigns): its HW grows
+    the committed log, where an observer's would break ObserverConsistency."""
+    c = cluster(checks=RECONFIG_CHECKS)
+    log = [(1, -1), (1, vr(1, 2))]
+    replicated(c, log, hw=1)
+    assert verdict(c) is None
+    put(c, 0, role=role, log=log, hw=2, voted=0)
+    c.nodes[0].leader_id = 0
+    assert verdict(c) is None
+    assert c.history.committed == log
+
+
+def test_majority_reached_high_watermark_counts_the_set_the_hw_moved_with():
+    """Leader 0 (HW 2, held by 0 and 1) has since added voter 3: with voter changes the
+    HW is counted over {0, 1, 2}, the set it moved with, until it moves again."""
+    log = [(1, -1), (1, 2), (1, vr(0, 1, 2, 3))]
+    for checks, want in ((RECONFIG_CHECKS, None), (ALL_CHECKS, "MajorityReachedHighWatermark")):
+        c = cluster(checks=checks)
+        put(c, 0, role=LEADER, log=log, hw=2, voted=0)
+        put(c, 1, role=FOLLOWER, log=log[:2], leader=0)
+        assert verdict(c) == want
+    c = cluster(checks=RECONFIG_CHECKS)
+    put(c, 0, role=LEADER, log=log, hw=2, voted=0)
+    put(c, 1, role=FOLLOWER, log=log[:2], leader=0)
+    c.history.hw_raised(c.nodes[0], {0, 1, 2, 3})
+    assert verdict(c) == "MajorityReachedHighWatermark"
