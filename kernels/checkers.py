@@ -100,6 +100,14 @@ def record_vote_granted(w, voter, candidate, epoch, checks):
         w.scal[S_STEPS] -= 1
 
 
+@kernel(inline="always")
+def misses_last_commit(w, vs):
+    """QuorumOverlap: can a majority of voter set vs miss every majority of the set that
+    last grew the committed log? (False before any commit.)"""
+    prev = w.scal[G_COMMIT_VOTERS]
+    return prev != 0 and not majorities_intersect(vs, prev)
+
+
 @kernel
 def extend_committed(w, i, upto, checks):
     """Ghost: the committed log grows to ``upto`` with node i's entries (i's HW covers
@@ -109,8 +117,7 @@ def extend_committed(w, i, upto, checks):
     if checks & RECONFIG:
         # QuorumOverlap: this commit's majority meets the previous commit's.
         vs = voters(w, i)
-        prev = w.scal[G_COMMIT_VOTERS]
-        if checks & (1 << QUORUM_OVERLAP) and prev != 0 and not majorities_intersect(vs, prev):
+        if checks & (1 << QUORUM_OVERLAP) and misses_last_commit(w, vs):
             report(w, QUORUM_OVERLAP, i, -1, by, upto - 1)
         w.scal[G_COMMIT_VOTERS] = vs
     for k in range(c, upto):
@@ -191,10 +198,8 @@ def check_node(w, i, checks):
         # QuorumOverlap: a new leader's electing majority meets the majority that
         # committed the latest committed entry (so it holds that entry).
         if (checks & RECONFIG and checks & (1 << QUORUM_OVERLAP)
-                and w.node[GN_PREV_LEADER_EPOCH, i] != e):
-            prev = w.scal[G_COMMIT_VOTERS]
-            if prev != 0 and not majorities_intersect(voters(w, i), prev):
-                report(w, QUORUM_OVERLAP, i, -1, e, -1)
+                and w.node[GN_PREV_LEADER_EPOCH, i] != e and misses_last_commit(w, voters(w, i))):
+            report(w, QUORUM_OVERLAP, i, -1, e, -1)
         w.node[GN_PREV_LEADER_EPOCH, i] = e
         w.node[GN_PREV_LOG_END, i] = w.node[LOG_END, i]
         w.hashes[PREV_HASH, i] = prefix_hash(w, i, w.node[LOG_END, i])

@@ -200,7 +200,7 @@ P_MSG_SLOTS = 4
 P_MAX_EPOCH = 5
 P_MAX_RECORDS = 6        # records per FetchResponse
 P_DEPTH = 7              # checked steps per walk
-P_MAJORITY = 8           # a majority of the bootstrap voters (kernels/voters.py)
+                         # 8: free (was the bootstrap majority; majorities are per node now)
 P_SNAPSHOT_RECORDS = 9   # entries a FetchSnapshotResponse can carry (the log capacity when
                          # snapshots are on, else 0): widens the message rows' tail
 P_WIDTH = 10
@@ -327,7 +327,6 @@ def make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_recor
     p[P_MAX_EPOCH] = max_epoch
     p[P_MAX_RECORDS] = max_records
     p[P_DEPTH] = depth
-    p[P_MAJORITY] = voters // 2 + 1
     p[P_SNAPSHOT_RECORDS] = log_capacity if snapshots else 0
     return p
 

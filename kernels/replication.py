@@ -138,11 +138,11 @@ def maybe_update_high_watermark(w, i, features):
         w.node[HW, i] = best
         if features & RECONFIG:
             w.node[GN_HW_VOTERS, i] = vs
-        if features & RECONFIG and not is_voter(w, i) and best > w.node[VOTERS_AT, i]:
-            # RemoveVoterHandler.highWatermarkUpdated: the leader's own removal is
-            # committed, so it resigns (Kafka's next poll does; here at once).
-            reach(w, T_REMOVED_LEADER_RESIGNED, 0)
-            transition_to_resigned(w, i, other_voters(w, i))
+            if not is_voter(w, i) and best > w.node[VOTERS_AT, i]:
+                # RemoveVoterHandler.highWatermarkUpdated: the leader's own removal is
+                # committed, so it resigns (Kafka's next poll does; here at once).
+                reach(w, T_REMOVED_LEADER_RESIGNED, 0)
+                transition_to_resigned(w, i, other_voters(w, i))
 
 
 @kernel

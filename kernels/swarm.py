@@ -17,17 +17,17 @@ from .layout import CUM_WEIGHT, N_MSGS, S_DISABLED, WEIGHT
 from .voters import popcount
 from .rng import rand_below, rand_unit
 from .transition import (
-    FAM_ADD_VOTER, FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_REMOVE_VOTER,
-    FAM_SEND, N_BASE_FAMILIES, do_action, enabled_masks, message_fingerprint, n_families,
-    node_targets, touched_node, update_masks,
+    FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, N_BASE_FAMILIES, do_action,
+    enabled_masks, has_target, message_fingerprint, n_families, node_targets, touched_node,
+    update_masks,
 )
 
 # Fixed weights (also the centre of the swarm's draws): message traffic dominates,
 # faults are rare enough for elections to finish. Chosen by experiments/tune_swarm.py
 # (results/swarm_tuning.md): sending at a third of the delivery rate, rather than
 # two thirds, halved the median steps to the deep Figure 8 violation.
-# The feature families (snapshot, clean, add_voter, remove_voter) weigh 0 unless their feature is on
-# (FEATURE_WEIGHTS then), so a walk without them draws exactly as before they existed.
+# The feature families (snapshot, clean, add_voter, remove_voter) weigh 0 unless their
+# feature is on (FEATURE_WEIGHTS then), so a walk without them draws exactly as before.
 DEFAULT_WEIGHTS = np.array(
     [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3, 0.0, 0.0, 0.0, 0.0],
     dtype=np.float64)
@@ -40,7 +40,6 @@ FEATURE_WEIGHTS = {"snapshots": {"snapshot": 0.5, "clean": 0.5},
 OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0], dtype=np.int64)
 OMIT_PROBABILITY = 0.3
 SPREAD = 1.5  # swarm weights are base * exp(U(-SPREAD, SPREAD))
-
 
 
 def with_feature_weights(base, features, uniform=False):
@@ -116,7 +115,7 @@ def draw_action(w, masks, act, features):
     else:
         mask = masks[f]
         a = nth_set_bit(mask, rand_below(w.scal, popcount(mask)))
-        if f == FAM_SEND or f == FAM_ADD_VOTER or f == FAM_REMOVE_VOTER:
+        if has_target(f):
             t = node_targets(w, f, a, features)
             b = nth_set_bit(t, rand_below(w.scal, popcount(t)))
     act[0] = f

@@ -111,6 +111,12 @@ def request_targets(w, a):
 
 
 @kernel(inline="always")
+def has_target(f):
+    """Does an action of family f name a second node b (TARGET_FAMILIES)?"""
+    return f == FAM_SEND or f == FAM_ADD_VOTER or f == FAM_REMOVE_VOTER
+
+
+@kernel(inline="always")
 def node_targets(w, f, a, features):
     """Bitmask of the nodes b that action (f, a, b) of a target family may name now."""
     if f == FAM_SEND:
@@ -315,9 +321,7 @@ def action_enabled(w, f, a, b, features):
         return 0 <= a < 4
     if a < 0 or a >= w.scal[P_NODES] or not node_family_enabled(w, f, a, features):
         return False
-    if f == FAM_SEND or f == FAM_ADD_VOTER or f == FAM_REMOVE_VOTER:
-        return target_enabled(w, f, a, b, features)
-    return True
+    return not has_target(f) or target_enabled(w, f, a, b, features)
 
 
 @kernel
