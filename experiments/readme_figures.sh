@@ -28,6 +28,13 @@ kraftwalk hunt --mutation reconfig-before-commit --mutation two-pending-changes 
     --duration 60 --weights swarm --weights fixed --weights uniform --out "$R" --name hunt-reconfig
 kraftwalk hunt --mutation reconfig-before-commit --mutation two-pending-changes --seeds 5 \
     --duration 60 --disable-check AtMostOneUncommittedVoterSet --out "$R" --name hunt-reconfig-deep
+# Disk loss without directory ids (hunt turns --disk-loss on for it), and again with the
+# checks that see the empty disk's second vote and the entry on too few keys switched off.
+kraftwalk hunt --mutation wiped-replica-same-id --seeds 5 --duration 60 --weights swarm \
+    --weights fixed --weights uniform --out "$R" --name hunt-disk-loss
+kraftwalk hunt --mutation wiped-replica-same-id --seeds 5 --duration 60 \
+    --disable-check VoteUniqueness --disable-check MajorityReachedHighWatermark \
+    --out "$R" --name hunt-disk-loss-deep
 # The deep Figure 8: with the two checks that see the premature HW directly off, only
 # real data loss counts.
 kraftwalk hunt --mutation commit-old-epoch --seeds 5 --duration 120 \
@@ -53,6 +60,13 @@ kraftwalk swarm --reconfig --voters 3 --observers 2 --walks 20000 --mutation rec
     --out "$T/run" > /dev/null
 COLUMNS=110 kraftwalk replay "$T/run" --shrink --itf "$R/trace-single-server-bug.itf.json" \
     > "$R/trace-single-server-bug.txt"
+rm -rf "$T/run"
+# A wiped disk that votes under its old key, shrunk to the leader that lacks the entry.
+kraftwalk swarm --disk-loss --walks 20000 --mutation wiped-replica-same-id \
+    --disable-check VoteUniqueness --disable-check MajorityReachedHighWatermark \
+    --out "$T/run" > /dev/null
+COLUMNS=110 kraftwalk replay "$T/run" --shrink --itf "$R/trace-wiped-replica.itf.json" \
+    > "$R/trace-wiped-replica.txt"
 rm -rf "$T/run"
 
 # The shipped sweeps, their summaries and reports (the sweep folders' datasets are large

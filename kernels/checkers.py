@@ -23,14 +23,14 @@ from .layout import (
     GN_PREV_EPOCH, GN_PREV_LEADER_EPOCH, GN_PREV_LOG_END, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
     G_LEADER_HW_EPOCH, G_REACH, G_VOTE, HW, LEADER, LOG_END, GN_LOADED, GN_PREV_SNAP_END,
     LOG_START, SNAP_END, SNAP_EPOCH, START_EPOCH, LOG_HASH, PREV_HASH, P_NODES, ROLE, S_COMMITTED, S_STEPS, UP, VOTED_ID, V_EPOCH, V_INVARIANT,
-    G_COMMIT_VOTERS, GN_HW_VOTERS, RESIGNED,
+    G_COMMIT_VOTERS, GN_HW_VOTERS, RESIGNED, DIR,
     V_NODE_A, V_NODE_B, V_OFFSET, V_STEP, T_ENTRY_COMMITTED,
 )
 from .coverage import reach
-from .features import FULL_CHECKS, RECONFIG, SNAPSHOTS
+from .features import DISK_LOSS, FULL_CHECKS, RECONFIG, SNAPSHOTS
 from .log import prefix_hash
 from .voters import (
-    is_voter, is_voters_record, majorities_intersect, majority, majority_of, voters,
+    is_voter, is_voters_record, majorities_intersect, majority, majority_of, view_dir, voters,
 )
 
 ELECTION_SAFETY = 0
@@ -331,8 +331,13 @@ def check_leaders(w, extended, checks):
                 vs = w.node[GN_HW_VOTERS, i]
                 need = majority_of(vs)
             for j in range(n):
-                if ((vs >> j) & 1 and w.node[LOG_END, j] >= h
-                        and w.hashes[LOG_HASH + j, h - 1] == hh):
+                if not (vs >> j) & 1:
+                    continue
+                if w.node[LOG_END, j] >= h and w.hashes[LOG_HASH + j, h - 1] == hh:
+                    count += 1
+                elif checks & DISK_LOSS and view_dir(w, i, j) != w.node[DIR, j]:
+                    # the voter's key names a disk that is gone: it can neither vote nor
+                    # fetch again, so it cannot be part of a majority that lacks the entry
                     count += 1
             if count < need:
                 report(w, MAJORITY_REACHED_HIGH_WATERMARK, i, -1, e, h - 1)

@@ -9,9 +9,10 @@ from .jit import kernel
 
 from .checkers import record_vote_granted
 from .coverage import reach
-from .features import MUT_DOUBLE_VOTE, PRE_VOTE
+from .features import DISK_LOSS, MUT_DOUBLE_VOTE, PRE_VOTE
 from .layout import (
-    BOUND_EPOCH, CANDIDATE, C_NEXT_CORR, EPOCH, ERR_FENCED_LEADER_EPOCH, ERR_NONE, FOLLOWER,
+    BOUND_EPOCH, CANDIDATE, C_NEXT_CORR, DIR, EPOCH, ERR_FENCED_LEADER_EPOCH,
+    ERR_INVALID_VOTER_KEY, ERR_NONE, FOLLOWER, F_CANDIDATE_DIR, F_VOTER_DIR, VOTED_DIR,
     F_CORR, F_DST, F_EPOCH, F_ERROR, F_GRANTED, F_LAST_EPOCH, F_LAST_OFFSET, F_LEADER,
     F_PRE_VOTE, F_SRC, GRANTED, HAS_FETCHED, INFLIGHT, LEADER, LEADER_ID, LOG_END, PROSPECTIVE,
     P_MAX_EPOCH, REJECTED, RESIGNED, ROLE, S_BOUND_HIT, S_DISRUPTIONS, UNATTACHED, UP,
@@ -24,7 +25,7 @@ from .quorum_state import (
     accept_response, intend, transition_to_candidate, transition_to_follower,
     transition_to_leader, transition_to_prospective, transition_to_unattached, vote_rejected,
 )
-from .voters import has_majority, is_voter
+from .voters import has_majority, is_voter, view_dir
 
 
 @kernel
@@ -109,10 +110,12 @@ def send_vote_request(w, i, j):
     m[F_LAST_EPOCH] = last_epoch(w, i)
     m[F_LAST_OFFSET] = w.node[LOG_END, i]
     m[F_PRE_VOTE] = 1 if w.node[ROLE, i] == PROSPECTIVE else 0
+    m[F_CANDIDATE_DIR] = w.node[DIR, i]
+    m[F_VOTER_DIR] = view_dir(w, i, j)
 
 
 @kernel
-def can_grant_vote(w, i, candidate, up_to_date, pre_vote, features):
+def can_grant_vote(w, i, candidate, candidate_dir, up_to_date, pre_vote, features):
     """Kafka's EpochState.canGrantVote for the role of node i."""
     r = w.node[ROLE, i]
     if r == UNATTACHED or r == PROSPECTIVE:
@@ -121,6 +124,8 @@ def can_grant_vote(w, i, candidate, up_to_date, pre_vote, features):
         if w.node[VOTED_ID, i] >= 0:
             if features & MUT_DOUBLE_VOTE:
                 return up_to_date  # known bug: the vote already cast is not checked
+            if features & DISK_LOSS and w.node[VOTED_DIR, i] != candidate_dir:
+                return False  # the vote is for a key: the same id under another disk
             return w.node[VOTED_ID, i] == candidate
         if w.node[LEADER_ID, i] >= 0:
             return False
@@ -154,12 +159,18 @@ def handle_vote_request(w, s, features):
                 w.scal[S_DISRUPTIONS] += 1
                 reach(w, T_DISRUPTION, 0)
             transition_to_unattached(w, i, epoch, -1)
+    if error == ERR_NONE and features & DISK_LOSS and m[F_VOTER_DIR] != w.node[DIR, i]:
+        # "Check that the request was intended for this replica": the candidate's voter
+        # set names another directory id for this id (the disk it had before).
+        error = ERR_INVALID_VOTER_KEY
+    if error == ERR_NONE:
         up_to_date = log_up_to_date(m[F_LAST_EPOCH], m[F_LAST_OFFSET], last_epoch(w, i), w.node[LOG_END, i])
-        granted = can_grant_vote(w, i, cand, up_to_date, pre_vote, features)
+        granted = can_grant_vote(w, i, cand, m[F_CANDIDATE_DIR], up_to_date, pre_vote, features)
         if granted and not pre_vote:
             r = w.node[ROLE, i]
             if (r == UNATTACHED or r == PROSPECTIVE) and w.node[VOTED_ID, i] == -1:
                 w.node[VOTED_ID, i] = cand  # durable, same epoch
+                w.node[VOTED_DIR, i] = m[F_CANDIDATE_DIR]
                 if r == UNATTACHED:
                     intend(w, i, I_ROLE)  # unattachedAddVotedState: a fresh election timer
                 if r == PROSPECTIVE:

@@ -1,9 +1,13 @@
-"""Faults: crash and restart of a node, lost and duplicated messages, link cuts."""
+"""Faults: crash and restart of a node, disk loss, lost and duplicated messages, link cuts."""
 from .jit import kernel
 
 from .election import maybe_transition_forward, start_election
-from .features import MUT_RESTARTED_LEADER, SNAPSHOTS
+from .features import DISK_LOSS, MUT_RESTARTED_LEADER, MUT_WIPED_SAME_ID, SNAPSHOTS
 from .layout import (
+    DIR, DIRTY_FROM, GN_HW_VOTERS, GN_LOADED, GN_PREV_EPOCH,
+    GN_PREV_LEADER_EPOCH, GN_PREV_LOG_END, GN_PREV_SNAP_END, G_VOTE, LOG_START, MAX_DIR,
+    PREV_HASH, SNAP_END, SNAP_EPOCH, START_EPOCH, S_DISK_LOSSES, T_DISK_LOST, VOTED_DIR,
+    VOTERS,
     ACKED_MASK, CANDIDATE, EPOCH, EPOCH_START, FLUSHED_END, FOLLOWER, GRANTED, HW, LEADER,
     LEADER_ID, LINKS, LOG_END, PREFERRED, P_NODES, RESIGNED, ROLE, S_CRASHES,
     S_MSGS_LOST, T_RESTARTED_FROM_SNAPSHOT, T_UNFLUSHED_TAIL_LOST, UNATTACHED, UP, VOTED_ID,
@@ -14,7 +18,7 @@ from .log import last_epoch, truncate_to
 from .network import duplicate_message, remove_message
 from .quorum_state import clear_volatile, intend, reset_connections, reset_leader_state
 from .snapshots import truncate_to_latest_snapshot
-from .voters import is_voter, other_voters
+from .voters import is_voter, other_voters, reset_voters
 
 
 @kernel
@@ -88,6 +92,55 @@ def restart_node(w, i, features):
         elif r == CANDIDATE:
             maybe_transition_forward(w, i)
     return True
+
+
+@kernel(inline="always")
+def lose_disk_enabled(w, i, features):
+    """Any node, running or not, may lose its disk: three times per walk (MAX_DIR
+    directory ids after the first; without directory ids, any number of times)."""
+    if not features & DISK_LOSS:
+        return False
+    return features & MUT_WIPED_SAME_ID or w.node[DIR, i] < MAX_DIR
+
+
+@kernel
+def lose_disk(w, i, features):
+    """The node's disk is lost and replaced: the process stops, the new disk is
+    formatted (kafka-storage format: a new directory id) and the node starts with empty
+    storage: no log, no snapshot, epoch 0, no vote, no leader. Its old replica key is
+    still in the voter sets: the protocol must not let the new disk act as the old one
+    (Vote and BeginQuorumEpoch name the receiver's key, Fetch the fetcher's)."""
+    w.node[UP, i] = 0
+    w.node[LOG_END, i] = 0
+    w.node[FLUSHED_END, i] = 0
+    w.node[DIRTY_FROM, i] = w.log.shape[2]
+    w.node[LOG_START, i] = 0
+    w.node[START_EPOCH, i] = 0
+    w.node[SNAP_END, i] = 0
+    w.node[SNAP_EPOCH, i] = 0
+    w.node[EPOCH, i] = 0
+    w.node[VOTED_ID, i] = -1
+    w.node[VOTED_DIR, i] = 0
+    w.node[LEADER_ID, i] = -1
+    w.node[ROLE, i] = UNATTACHED
+    if not features & MUT_WIPED_SAME_ID:
+        w.node[DIR, i] += 1
+        # Ghost: the votes recorded were the old key's; the new key has cast none.
+        for e in range(w.ghost.shape[1]):
+            w.ghost[G_VOTE + i, e] = -1
+    # (Known bug, MUT_WIPED_SAME_ID: the same key, with none of what it promised.)
+    reset_voters(w, i)
+    # Ghost: the per-disk histories the monotonicity checks compare with start again.
+    w.node[GN_PREV_EPOCH, i] = 0
+    w.node[GN_PREV_LEADER_EPOCH, i] = -1
+    w.node[GN_PREV_LOG_END, i] = 0
+    w.hashes[PREV_HASH, i] = 0
+    w.node[GN_PREV_SNAP_END, i] = 0
+    w.node[GN_LOADED, i] = 0
+    w.node[GN_HW_VOTERS, i] = w.node[VOTERS, i]
+    w.scal[S_DISK_LOSSES] += 1
+    reach(w, T_DISK_LOST, 0)
+    restart_node(w, i, features)  # (which clears the volatile state: a download, tallies)
 
 
 @kernel

@@ -18,6 +18,9 @@ SNAPSHOTS = 1 << 35
 # KIP-853 voter changes: leaders append VotersRecords (AddVoter, RemoveVoter), every node
 # votes and counts by the latest VotersRecord in its log (kernels/reconfig.py).
 RECONFIG = 1 << 36
+# Disk loss with directory ids (KIP-853): a node's disk is replaced and it starts empty under
+# a new directory id; votes, Fetch and the HW check replica keys (kernels/faults.lose_disk).
+DISK_LOSS = 1 << 37
 
 # Known-bug mutations (protocol-notes.md, "Known bugs a checker must be able to find").
 MUT_COMMIT_OLD_EPOCH = 1 << 40      # HW advances over an earlier epoch's entry (Raft Figure 8)
@@ -30,5 +33,7 @@ MUT_LEADER_LOADS_SNAPSHOT = 1 << 46  # a snapshot download is installed whatever
 MUT_RECONFIG_BEFORE_COMMIT = 1 << 47  # a new leader changes voters before committing in its
                                       # epoch (the single-server membership bug)
 MUT_TWO_PENDING_CHANGES = 1 << 48     # a voter change accepted while another is uncommitted
+MUT_WIPED_SAME_ID = 1 << 49           # a node that lost its disk comes back under its old
+                                      # directory id (disk loss without directory ids)
 
 CHECKS_MASK = (1 << 32) - 1

@@ -54,21 +54,30 @@ node    int32 [NODE_FIELDS, N]                         per-node fields
   VOTER_COUNT   popcount of VOTERS (kept with it: majorities are counted on hot paths)
   GN_HW_VOTERS  ghost, leader with voter changes on: its voter set when its HW last moved
                 up (MajorityReachedHighWatermark counts holders in it)
+  DIR           the node's directory id (KIP-853 replica key = (id, DIR)): 0 as formatted,
+                + 1 for each disk loss, at most MAX_DIR                  (persistent)
+  VOTER_DIRS    the directory id of each voter in the node's view, DIR_BITS bits per node
+                id (voter j's at bits DIR_BITS * j)
+  SELF_VOTER    1 if the node's own key (id, DIR) is in its voter set (is_voter reads it)
+  VOTED_DIR     directory id of the candidate VOTED_ID names                (persistent)
   Entries below SNAP_END are the snapshots' content (the model's state machine is the
   log prefix): they stay in ``log`` and ``hashes`` and are never truncated, and only
   offsets from LOG_START on are the log proper (what Fetch serves).
 
-peer    int32 [2, N, N]
+peer    int32 [3, N, N]
   INFLIGHT      [i, j] correlation id of i's outstanding request to j (0 none):
                 a response is handled only if it answers that request, as with
                 Kafka's RequestManager; role changes reset connections
   REPLICA_END   [i, j] leader i's view of j's log end (j's fetch offset), -1 unknown
+  REPLICA_DIR   [i, j] the directory id j fetched with when REPLICA_END was set: the
+                replica state is a voter's only if it matches i's view of j (DISK_LOSS)
 
 log     int32 [2, N, CAP]
   ENTRY_EPOCH   epoch of each entry
   ENTRY_VALUE   unique id of each entry: > 0 client record, < 0 a control record:
                 LeaderChange, or (with VOTERS_TAG set in -value) a VotersRecord whose
-                voter set is bits VOTERS_SHIFT.. of -value (KIP-853; voters_record_value)
+                voter set is bits VOTERS_SHIFT.. of -value and the directory id of the
+                voter it adds bits ADDED_DIR_SHIFT.. (KIP-853; voters_record_value)
 
 hashes  uint64 [2 + N, max(CAP, N)]
   COMMIT_HASH   ghost committed log: prefix hash at each offset
@@ -126,8 +135,9 @@ ERR_FENCED_LEADER_EPOCH = 1
 ERR_NOT_LEADER_OR_FOLLOWER = 2
 ERR_UNKNOWN_LEADER_EPOCH = 3
 ERR_SNAPSHOT_NOT_FOUND = 4
+ERR_INVALID_VOTER_KEY = 5  # a Vote/BeginQuorumEpoch request named another directory id
 ERROR_NAMES = ("NONE", "FENCED_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER", "UNKNOWN_LEADER_EPOCH",
-               "SNAPSHOT_NOT_FOUND")
+               "SNAPSHOT_NOT_FOUND", "INVALID_VOTER_KEY")
 
 # ---- node fields (rows of node) -------------------------------------------------
 ROLE = 0
@@ -164,7 +174,11 @@ VOTERS = 30
 VOTERS_AT = 31
 VOTER_COUNT = 32
 GN_HW_VOTERS = 33
-NODE_FIELDS = 34
+DIR = 34
+VOTER_DIRS = 35
+SELF_VOTER = 36
+VOTED_DIR = 37
+NODE_FIELDS = 38
 
 # ---- timer intents (bits of INTENT) ---------------------------------------------------
 I_ROLE = 1            # entered a role (or crashed / restarted): start its timers afresh
@@ -176,6 +190,8 @@ I_END_EPOCH = 16      # EndQuorumEpoch from the leader: override the fetch timer
 # ---- peer, log, hashes and ghost rows ---------------------------------------------
 INFLIGHT = 0
 REPLICA_END = 1
+REPLICA_DIR = 2
+PEER_ROWS = 3
 ENTRY_EPOCH = 0
 ENTRY_VALUE = 1
 COMMIT_HASH = 0
@@ -228,13 +244,14 @@ S_DISRUPTIONS = 33       # leaders deposed by a vote request of a higher epoch
 S_SNAPSHOTS = 34         # snapshots taken (createNewSnapshot)
 S_SNAPSHOTS_LOADED = 35  # snapshots downloaded from the leader and installed
 S_VOTER_CHANGES = 36     # VotersRecords appended by a leader (AddVoter, RemoveVoter)
-S_WIDTH = 21
+S_DISK_LOSSES = 37       # nodes that lost their disk and started empty
+S_WIDTH = 22
 STAT_NAMES = (
     "steps", "disabled_attempts", "elections", "pre_elections", "leader_changes",
     "committed", "msgs_sent", "msgs_dropped_full", "msgs_lost", "msgs_duplicated",
     "crashes", "max_epoch", "bound_hit", "client_appends", "resignations",
     "truncations", "log_full", "disruptions", "snapshots", "snapshots_loaded",
-    "voter_changes",
+    "voter_changes", "disk_losses",
 )
 
 BOUND_NONE = 0
@@ -268,8 +285,8 @@ RNG = 57                 # random stream state
 # ---- scal: coverage (what the walk reached; "sometimes" properties) ---------------------
 REACHED = 64             # bit t set: the walk reached target t (T_* below)
 REACH_STEP = 65          # [t] 1-based step at which it first did (its witness)
-FAMILY_COUNT = 82        # [f] steps of action family f (transition.FAMILY_NAMES order)
-DELIVERED = 100          # [m] messages of type m delivered to a live node (MSG_NAMES order)
+FAMILY_COUNT = 84        # [f] steps of action family f (transition.FAMILY_NAMES order)
+DELIVERED = 102          # [m] messages of type m delivered to a live node (MSG_NAMES order)
 SCAL_WIDTH = 120
 if DELIVERED + len(MSG_NAMES) > SCAL_WIDTH:  # a new message type needs its delivery counter
     raise ValueError("scal: the delivery counters of the message types pass SCAL_WIDTH")
@@ -293,25 +310,36 @@ T_RESTARTED_FROM_SNAPSHOT = 12   # a restart found its log behind its snapshot a
 T_VOTER_ADDED = 13               # a leader appended a VotersRecord adding a voter (KIP-853)
 T_VOTER_REMOVED = 14             # a leader appended a VotersRecord removing a voter
 T_REMOVED_LEADER_RESIGNED = 15   # a leader resigned once its own removal was committed
-N_TARGETS = 16
+T_DISK_LOST = 16                 # a node lost its disk and started empty
+T_WIPED_VOTER_READDED = 17       # a leader added a voter under a directory id it got from a
+                                 # disk loss (the way back for a wiped voter)
+N_TARGETS = 18
 TARGET_NAMES = (
     "LeaderElected", "EntryCommitted", "FollowerTruncated", "CheckQuorumResigned",
     "GracefulHandover", "PreVoteRefused", "Disruption", "UnflushedTailLost",
     "ElectedWithCommittedOnMinority", "EpochBoundHit", "LogCapacityHit", "SnapshotLoaded",
     "RestartedFromSnapshot", "VoterAdded", "VoterRemoved", "RemovedLeaderResigned",
+    "DiskLost", "WipedVoterReadded",
 )
-MAX_FAMILIES = 16  # room for the action families' step counters
+MAX_FAMILIES = 17  # room for the action families' step counters
 if REACH_STEP + N_TARGETS > FAMILY_COUNT or FAMILY_COUNT + MAX_FAMILIES > DELIVERED:
     raise ValueError("scal: the coverage sections overlap")
 
 # ---- VotersRecord values (KIP-853) ---------------------------------------------------
-# A VotersRecord's value is -(VOTERS_TAG | voter set << VOTERS_SHIFT | serial & SERIAL_MASK):
-# a control record (negative) carrying its voter set, unique per (epoch, offset) in
-# practice (the serial is the record counter). Nodes number at most 13 (9 + 4).
+# A VotersRecord's value is -(VOTERS_TAG | voter set << VOTERS_SHIFT
+# | added voter's directory id << ADDED_DIR_SHIFT | serial & SERIAL_MASK): a control record
+# (negative) carrying its voter set, unique per (epoch, offset) in practice (the serial is
+# the record counter). Each record is one change from the previous one in the same log
+# (Log Matching: the leader that wrote it held that prefix), so the directory id of the
+# voter it adds is all it needs to carry; the others' come from the records before it.
+# Nodes number at most 13 (9 + 4).
 VOTERS_TAG = 1 << 30
 VOTERS_SHIFT = 16
-SERIAL_MASK = (1 << VOTERS_SHIFT) - 1
+ADDED_DIR_SHIFT = 14
+SERIAL_MASK = (1 << ADDED_DIR_SHIFT) - 1
 VOTERS_MASK = (1 << 14) - 1
+DIR_BITS = 2
+MAX_DIR = (1 << DIR_BITS) - 1   # three disk losses per node and walk
 
 Walk = namedtuple("Walk", ["node", "peer", "log", "hashes", "msgs", "ghost", "scal", "weights"])
 
@@ -342,7 +370,7 @@ def alloc_walk(params, n_families):
     scal[:P_WIDTH] = params[:P_WIDTH]
     return Walk(
         node=np.zeros((NODE_FIELDS, n), dtype=np.int32),
-        peer=np.zeros((2, n, n), dtype=np.int32),
+        peer=np.zeros((PEER_ROWS, n, n), dtype=np.int32),
         log=np.zeros((2, n, cap), dtype=np.int32),
         hashes=np.zeros((LOG_HASH + n, max(cap, n)), dtype=np.uint64),
         msgs=np.zeros((m + 1, width + 2), dtype=np.int32),

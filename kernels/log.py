@@ -12,7 +12,7 @@ from .layout import (
 )
 from .coverage import reach
 from .rng import mix64
-from .voters import is_voters_record, record_voters, refresh_voters, set_voters
+from .voters import apply_voters_record, is_voters_record, refresh_voters
 
 HASH_SEED = np.uint64(0x6A09E667F3BCC909)
 
@@ -55,7 +55,7 @@ def append_entry(w, i, epoch, value):
     if n < w.node[DIRTY_FROM, i]:
         w.node[DIRTY_FROM, i] = n
     if is_voters_record(value):
-        set_voters(w, i, record_voters(value), n)  # takes effect on append (KIP-853)
+        apply_voters_record(w, i, value, n)  # takes effect on append (KIP-853)
     return True
 
 

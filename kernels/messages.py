@@ -196,14 +196,19 @@ REQ_LEADER = Int("req_leader", -1)  # the leader a BeginQuorumEpoch/EndQuorumEpo
 # FetchResponse, -1/-1 unless the leader asks the follower to fetch that snapshot.
 SNAPSHOT_END = Int("snapshot_end", -1)
 SNAPSHOT_EPOCH = Int("snapshot_epoch", -1)
+# The receiver's key as the sender's voter set names it (KIP-853): its directory id.
+VOTER_DIR = Int("voter_dir")
+REPLICA_DIR = Int("replica_dir")   # the fetcher's directory id (its key, with src)
 
 MESSAGE_TYPES = (
     MessageType("VoteRequest", (
         Int("last_epoch"),              # candidate's last log entry epoch
         Int("last_offset"),             # candidate's log end offset
-        PRE_VOTE)),
+        PRE_VOTE,
+        Int("candidate_dir"),           # candidate's directory id (its key, with src)
+        VOTER_DIR)),
     MessageType("VoteResponse", (ERROR, LEADER, PRE_VOTE, Flag("granted"))),
-    MessageType("BeginQuorumEpochRequest", (REQ_LEADER,)),
+    MessageType("BeginQuorumEpochRequest", (REQ_LEADER, VOTER_DIR)),
     MessageType("BeginQuorumEpochResponse", (ERROR, LEADER)),
     MessageType("EndQuorumEpochRequest", (
         REQ_LEADER,
@@ -211,7 +216,8 @@ MESSAGE_TYPES = (
     MessageType("EndQuorumEpochResponse", (ERROR, LEADER)),
     MessageType("FetchRequest", (
         Int("fetch_offset"),
-        Int("last_fetched_epoch"))),
+        Int("last_fetched_epoch"),
+        REPLICA_DIR)),
     MessageType("FetchResponse", (
         ERROR, LEADER,
         Int("hw", -1),                  # leader's high watermark, -1 unknown
@@ -221,7 +227,8 @@ MESSAGE_TYPES = (
                                          # below the leader's log start)
     MessageType("FetchSnapshotRequest", (
         Int("req_snapshot_end"),        # the snapshot id asked for
-        Int("req_snapshot_epoch"))),
+        Int("req_snapshot_epoch"),
+        REPLICA_DIR)),
     MessageType("FetchSnapshotResponse", (
         ERROR, LEADER,
         SNAPSHOT_END, SNAPSHOT_EPOCH,   # the id served (-1/-1: SNAPSHOT_NOT_FOUND)

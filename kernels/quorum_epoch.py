@@ -7,11 +7,13 @@ from .layout import (
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, EPOCH, ERR_FENCED_LEADER_EPOCH,
     ERR_NONE, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_REQ_LEADER, F_SRC,
     F_SUCCESSORS, INFLIGHT, LEADER, LEADER_ID, PREFERRED, RESIGNED, ROLE, T_GRACEFUL_HANDOVER,
-    INTENT_ARG, I_END_EPOCH,
+    INTENT_ARG, I_END_EPOCH, DIR, ERR_INVALID_VOTER_KEY, F_VOTER_DIR,
 )
+from .features import DISK_LOSS
 from .coverage import reach
 from .network import new_message
 from .quorum_state import accept_response, intend, maybe_transition
+from .voters import view_dir
 
 
 @kernel
@@ -39,17 +41,24 @@ def _respond(w, mtype, s, error):
 @kernel
 def send_begin_quorum_epoch(w, i, j):
     """The leader (re)announces itself to a voter that has not acknowledged it yet."""
-    _send_request(w, BEGIN_QUORUM_EPOCH_REQUEST, i, j)
+    k = _send_request(w, BEGIN_QUORUM_EPOCH_REQUEST, i, j)
+    if k >= 0:
+        w.msgs[k, F_VOTER_DIR] = view_dir(w, i, j)
 
 
 @kernel
-def handle_begin_quorum_epoch_request(w, s):
+def handle_begin_quorum_epoch_request(w, s, features):
     m = w.msgs[s]
     i = m[F_DST]
     if m[F_EPOCH] < w.node[EPOCH, i]:
         _respond(w, BEGIN_QUORUM_EPOCH_RESPONSE, s, ERR_FENCED_LEADER_EPOCH)
         return
     maybe_transition(w, i, m[F_REQ_LEADER], m[F_EPOCH])
+    if features & DISK_LOSS and m[F_VOTER_DIR] != w.node[DIR, i]:
+        # the leader's voter set names another directory id for this id: not an
+        # acknowledgement (the node follows the leader all the same, as an observer)
+        _respond(w, BEGIN_QUORUM_EPOCH_RESPONSE, s, ERR_INVALID_VOTER_KEY)
+        return
     _respond(w, BEGIN_QUORUM_EPOCH_RESPONSE, s, ERR_NONE)
 
 

@@ -16,6 +16,7 @@ from .layout import (
     HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, PREFERRED, PROSPECTIVE, P_MAX_EPOCH,
     P_NODES, REJECTED, REPLICA_END, RESIGNED, ROLE, S_BOUND_HIT, S_ELECTIONS,
     S_LEADER_CHANGES, S_MAX_EPOCH, S_PRE_ELECTIONS, S_RESIGNATIONS, UNATTACHED, VOTED_ID,
+    DIR, ERR_INVALID_VOTER_KEY, VOTED_DIR,
     COMMIT_HASH, G_COMMIT_LEN, LOG_HASH, T_ELECTED_COMMITTED_ON_MINORITY, T_EPOCH_BOUND_HIT,
     T_LEADER_ELECTED, UP, INTENT, I_ROLE, I_CHECK_QUORUM, FETCHING_END, FETCHING_EPOCH,
 )
@@ -110,6 +111,7 @@ def transition_to_candidate(w, i):
         return False
     _enter_epoch(w, i, w.node[EPOCH, i] + 1)
     w.node[VOTED_ID, i] = i
+    w.node[VOTED_DIR, i] = w.node[DIR, i]
     w.node[ROLE, i] = CANDIDATE
     clear_volatile(w, i)
     w.node[GRANTED, i] = 1 << i
@@ -273,7 +275,8 @@ def maybe_handle_common_response(w, i, error, leader, epoch):
         # includes maybeSwitchObserverFetchToLeader: an Unattached observer that knows
         # the leader follows it again on its successful FetchResponse
         transition_to_follower(w, i, epoch, leader)
-    return False
+    # INVALID_VOTER_KEY: the request named another directory id of the responder; handled
+    return error == ERR_INVALID_VOTER_KEY
 
 
 @kernel

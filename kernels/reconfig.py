@@ -15,16 +15,21 @@ ApiVersions round trip to the new voter is assumed to succeed. "Caught up" is
 Kafka's isReplicaCaughtUp reduced to its safety-relevant part: the new voter has
 fetched from this leader in its epoch. UpdateVoter changes only endpoints and
 supported versions, which no invariant sees, and is not modelled.
+
+With disk loss on, a voter is a replica key (id, directory id). AddVoter names the
+key the leader has seen the node fetch with (the observer state Kafka requires to be
+caught up) and is refused while that id is a voter under any key (DUPLICATE_VOTER):
+a voter that lost its disk comes back by being removed and added again.
 """
 import numpy as np
 
 from .jit import kernel
 
 from .coverage import reach
-from .features import MUT_RECONFIG_BEFORE_COMMIT, MUT_TWO_PENDING_CHANGES, RECONFIG
+from .features import DISK_LOSS, MUT_RECONFIG_BEFORE_COMMIT, MUT_TWO_PENDING_CHANGES, RECONFIG
 from .layout import (
-    C_NEXT_VALUE, EPOCH, EPOCH_START, HW, LEADER, LOG_END, P_NODES, REPLICA_END, ROLE,
-    S_VOTER_CHANGES, T_VOTER_ADDED, T_VOTER_REMOVED, UP, VOTERS_AT,
+    C_NEXT_VALUE, EPOCH, EPOCH_START, HW, LEADER, LOG_END, P_NODES, REPLICA_DIR, REPLICA_END,
+    ROLE, S_VOTER_CHANGES, T_VOTER_ADDED, T_VOTER_REMOVED, T_WIPED_VOTER_READDED, UP, VOTERS_AT,
 )
 from .log import append_entry
 from .voters import voter_count, voters, voters_record_value
@@ -72,18 +77,23 @@ def remove_voter_targets(w, i, features):
 
 
 @kernel
-def append_voters_record(w, i, mask):
+def append_voters_record(w, i, mask, added_dir):
     """LeaderState.appendVotersRecord: the new set, in the leader's epoch."""
     w.scal[C_NEXT_VALUE] += 1
-    if append_entry(w, i, w.node[EPOCH, i], voters_record_value(mask, w.scal[C_NEXT_VALUE])):
+    value = voters_record_value(mask, added_dir, w.scal[C_NEXT_VALUE])
+    if append_entry(w, i, w.node[EPOCH, i], value):
         w.scal[S_VOTER_CHANGES] += 1
 
 
 @kernel
-def handle_add_voter_request(w, i, j):
-    """AddVoterHandler at leader i, for node j: a VotersRecord with j added."""
-    append_voters_record(w, i, voters(w, i) | (np.int64(1) << j))
+def handle_add_voter_request(w, i, j, features):
+    """AddVoterHandler at leader i, for node j: a VotersRecord with j added, under the
+    directory id its fetches carried (its key)."""
+    d = w.peer[REPLICA_DIR, i, j] if features & DISK_LOSS else 0
+    append_voters_record(w, i, voters(w, i) | (np.int64(1) << j), d)
     reach(w, T_VOTER_ADDED, 0)
+    if d > 0:
+        reach(w, T_WIPED_VOTER_READDED, 0)
 
 
 @kernel
@@ -91,5 +101,5 @@ def handle_remove_voter_request(w, i, j):
     """RemoveVoterHandler at leader i, for voter j: a VotersRecord without j. A leader
     that removes itself leads until the record commits, then resigns
     (``replication.maybe_update_high_watermark``)."""
-    append_voters_record(w, i, voters(w, i) & ~(np.int64(1) << j))
+    append_voters_record(w, i, voters(w, i) & ~(np.int64(1) << j), 0)
     reach(w, T_VOTER_REMOVED, 0)

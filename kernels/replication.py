@@ -8,7 +8,7 @@ end offset as of its last flush) and moves only past its epochStartOffset.
 from .jit import kernel
 
 from .features import (
-    MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET, RECONFIG, SNAPSHOTS,
+    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET, RECONFIG, SNAPSHOTS,
 )
 from .layout import (
     ACKED_MASK, C_NEXT_CORR, P_NODES, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, EPOCH_START,
@@ -19,6 +19,7 @@ from .layout import (
     S_CLIENT_APPENDS, S_TRUNCATIONS, UP, T_CHECK_QUORUM_RESIGNED, T_FOLLOWER_TRUNCATED,
     I_FETCH_RESET, FETCHING_END, FETCHING_EPOCH, F_SNAPSHOT_END, F_SNAPSHOT_EPOCH, LOG_START,
     SNAP_END, SNAP_EPOCH, START_EPOCH, T_REMOVED_LEADER_RESIGNED, VOTERS_AT, GN_HW_VOTERS,
+    DIR, F_REPLICA_DIR, REPLICA_DIR,
 )
 from .coverage import reach
 from .log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate_to
@@ -28,7 +29,7 @@ from .quorum_state import (
     validate_leader_only_request,
 )
 from .snapshots import fetch_needs_snapshot
-from .voters import is_voter, majority, other_voters, voters
+from .voters import is_voter, key_matches, majority, other_voters, view_dir, voters
 
 
 # ---------------------------------------------------------------- follower side
@@ -45,6 +46,7 @@ def send_fetch_request(w, i, target):
     m[F_CORR] = w.scal[C_NEXT_CORR]
     m[F_FETCH_OFFSET] = w.node[LOG_END, i]
     m[F_LAST_FETCHED_EPOCH] = last_epoch(w, i)
+    m[F_REPLICA_DIR] = w.node[DIR, i]
 
 
 @kernel
@@ -113,6 +115,16 @@ def handle_fetch_response(w, s, features):
 
 
 # ------------------------------------------------------------------ leader side
+@kernel(inline="always")
+def voter_end(w, i, j, features):
+    """Leader i's view of voter j's log end: its replica state, if that state is the
+    voter's (with disk loss on: kept under the key the voter set names)."""
+    x = w.peer[REPLICA_END, i, j]
+    if features & DISK_LOSS and w.peer[REPLICA_DIR, i, j] != view_dir(w, i, j):
+        return -1
+    return x
+
+
 @kernel
 def maybe_update_high_watermark(w, i, features):
     """LeaderState.maybeUpdateHighWatermark: the offset reached by a majority of voters
@@ -121,12 +133,12 @@ def maybe_update_high_watermark(w, i, features):
     vs = voters(w, i)
     best = -1
     for j in range(n):
-        x = w.peer[REPLICA_END, i, j]
+        x = voter_end(w, i, j, features)
         if not (vs >> j) & 1 or x <= best:
             continue
         count = 0
         for q in range(n):
-            if (vs >> q) & 1 and w.peer[REPLICA_END, i, q] >= x:
+            if (vs >> q) & 1 and voter_end(w, i, q, features) >= x:
                 count += 1
         if count >= majority(w, i):
             best = x
@@ -181,9 +193,16 @@ def handle_fetch_request(w, s, features):
             valid = False
             div_epoch = e
             div_end = end
-    if valid:
+    if valid and features & DISK_LOSS and not key_matches(w, i, r, m[F_REPLICA_DIR]):
+        # An observer state under a key the voter set does not hold (the same id under
+        # another disk): never the voter's state, never a vote for the HW or check-quorum.
+        # The model keeps one state per id, so it is not recorded (AddVoter is refused
+        # for an id that is a voter under any key).
+        pass
+    elif valid:
         # updateReplicaState (+ check-quorum bookkeeping for voters)
         w.peer[REPLICA_END, i, r] = off
+        w.peer[REPLICA_DIR, i, r] = m[F_REPLICA_DIR]
         if update_check_quorum_for_following_voter(w, i, r):
             w.node[ACKED_MASK, i] |= 1 << r
             maybe_update_high_watermark(w, i, features)
@@ -234,6 +253,7 @@ def flush_log(w, i, features):
     flush(w, i)
     if w.node[ROLE, i] == LEADER:
         w.peer[REPLICA_END, i, i] = w.node[LOG_END, i]
+        w.peer[REPLICA_DIR, i, i] = w.node[DIR, i]
         maybe_update_high_watermark(w, i, features)
 
 

@@ -21,8 +21,9 @@ steps.
 from .jit import kernel
 
 from .coverage import reach
-from .features import MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS
+from .features import DISK_LOSS, MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS
 from .layout import (
+    DIR, F_REPLICA_DIR,
     C_NEXT_CORR, DIRTY_FROM, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, ERR_NONE, ERR_SNAPSHOT_NOT_FOUND,
     FETCHING_END, FETCHING_EPOCH, FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FLUSHED_END, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_RECORDS,
     F_REQ_SNAPSHOT_END, F_REQ_SNAPSHOT_EPOCH, F_SNAPSHOT_COUNT, F_SNAPSHOT_END,
@@ -31,7 +32,7 @@ from .layout import (
     T_SNAPSHOT_LOADED, I_FETCH_RESET,
 )
 from .log import entry_hash, last_epoch, prefix_hash
-from .voters import refresh_voters
+from .voters import key_matches, refresh_voters
 from .network import new_message
 from .quorum_state import (
     accept_response, intend, update_check_quorum_for_following_voter,
@@ -137,6 +138,7 @@ def send_fetch_snapshot_request(w, i, target):
     m[F_CORR] = w.scal[C_NEXT_CORR]
     m[F_REQ_SNAPSHOT_END] = w.node[FETCHING_END, i]
     m[F_REQ_SNAPSHOT_EPOCH] = w.node[FETCHING_EPOCH, i]
+    m[F_REPLICA_DIR] = w.node[DIR, i]
 
 
 @kernel
@@ -170,7 +172,8 @@ def handle_fetch_snapshot_request(w, s, features):
         if k >= 0:
             fetch_snapshot_error(w, i, w.msgs[k], m[F_CORR], ERR_SNAPSHOT_NOT_FOUND)
         return
-    update_check_quorum_for_following_voter(w, i, r)
+    if not features & DISK_LOSS or key_matches(w, i, r, m[F_REPLICA_DIR]):
+        update_check_quorum_for_following_voter(w, i, r)
     if k < 0:
         return
     out = w.msgs[k]

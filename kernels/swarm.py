@@ -26,25 +26,28 @@ from .transition import (
 # faults are rare enough for elections to finish. Chosen by experiments/tune_swarm.py
 # (results/swarm_tuning.md): sending at a third of the delivery rate, rather than
 # two thirds, halved the median steps to the deep Figure 8 violation.
-# The feature families (snapshot, clean, add_voter, remove_voter) weigh 0 unless their
+# The feature families (snapshot, clean, add_voter, remove_voter, disk_loss) weigh 0 unless their
 # feature is on (FEATURE_WEIGHTS then), so a walk without them draws exactly as before.
 DEFAULT_WEIGHTS = np.array(
-    [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3, 0.0, 0.0, 0.0, 0.0],
+    [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3, 0.0, 0.0, 0.0, 0.0, 0.0],
     dtype=np.float64)
 # Snapshots a little rarer than client appends, cleaning as often as snapshots: the
 # log start then often passes a lagging follower's fetch offset. Voter changes as
 # rare as crashes: each is enabled only between commits, and a walk should see several.
+# A disk loss a quarter as often as a crash: each costs the cluster a voter until it is
+# removed and added back.
 FEATURE_WEIGHTS = {"snapshots": {"snapshot": 0.5, "clean": 0.5},
-                   "reconfig": {"add_voter": 0.3, "remove_voter": 0.3}}
+                   "reconfig": {"add_voter": 0.3, "remove_voter": 0.3},
+                   "disk_loss": {"disk_loss": 0.05}}
 # Families a swarm walk may leave out altogether (feature omission).
-OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0], dtype=np.int64)
+OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 1], dtype=np.int64)
 OMIT_PROBABILITY = 0.3
 SPREAD = 1.5  # swarm weights are base * exp(U(-SPREAD, SPREAD))
 
 
 def with_feature_weights(base, features, uniform=False):
     """``base`` with the families of each feature named in ``features`` ("snapshots",
-    "reconfig") weighed: FEATURE_WEIGHTS, or 1 in the uniform mode."""
+    "reconfig", "disk_loss") weighed: FEATURE_WEIGHTS, or 1 in the uniform mode."""
     from .transition import FAMILY_NAMES
 
     w = np.array(base, dtype=np.float64)

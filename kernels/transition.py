@@ -14,8 +14,11 @@ from .election import (
     election_timeout_enabled, handle_vote_request, handle_vote_response, on_election_timeout,
     send_vote_request,
 )
-from .faults import change_partition, crash_node, duplicate, lose_message, restart_node
-from .features import RECONFIG, SNAPSHOTS
+from .faults import (
+    change_partition, crash_node, duplicate, lose_disk, lose_disk_enabled, lose_message,
+    restart_node,
+)
+from .features import DISK_LOSS, RECONFIG, SNAPSHOTS
 from .layout import (
     ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
@@ -64,11 +67,12 @@ FAM_SNAPSHOT = 12      # a node snapshots its log up to its HW (with SNAPSHOTS)
 FAM_CLEAN = 13         # a node deletes its log below its latest snapshot (with SNAPSHOTS)
 FAM_ADD_VOTER = 14     # leader a adds node b to the voters (with RECONFIG)
 FAM_REMOVE_VOTER = 15  # leader a removes voter b (with RECONFIG)
-N_FAMILIES = 16
+FAM_DISK_LOSS = 16     # node a loses its disk and starts empty (with DISK_LOSS)
+N_FAMILIES = 17
 FAMILY_NAMES = (
     "timeout", "deliver", "send", "client_append", "flush", "check_quorum", "resign",
     "crash", "restart", "partition", "lose", "duplicate", "snapshot", "clean", "add_voter",
-    "remove_voter",
+    "remove_voter", "disk_loss",
 )
 # The families every walk has; the ones after them exist only with their feature on.
 N_BASE_FAMILIES = 12
@@ -76,7 +80,7 @@ N_BASE_FAMILIES = 12
 # Families whose actions name a node (a); the others act on the network.
 NODE_FAMILIES = (FAM_TIMEOUT, FAM_SEND, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_QUORUM,
                  FAM_RESIGN, FAM_CRASH, FAM_RESTART, FAM_SNAPSHOT, FAM_CLEAN, FAM_ADD_VOTER,
-                 FAM_REMOVE_VOTER)
+                 FAM_REMOVE_VOTER, FAM_DISK_LOSS)
 # Node families whose action also names a second node (b), drawn from node_targets.
 TARGET_FAMILIES = (FAM_SEND, FAM_ADD_VOTER, FAM_REMOVE_VOTER)
 
@@ -84,6 +88,8 @@ TARGET_FAMILIES = (FAM_SEND, FAM_ADD_VOTER, FAM_REMOVE_VOTER)
 @kernel(inline="always")
 def n_families(features):
     """The families a walk with these features can take (a compile-time constant)."""
+    if features & DISK_LOSS:
+        return N_FAMILIES
     if features & RECONFIG:
         return N_FAMILIES
     return FAM_ADD_VOTER if features & SNAPSHOTS else N_BASE_FAMILIES
@@ -137,6 +143,8 @@ def target_enabled(w, f, a, b, features):
 def node_family_enabled(w, f, i, features):
     """The enabledness rule of node family f: may node i take an action of it now?
     (A target family's action also needs its target: :func:`target_enabled`.)"""
+    if f == FAM_DISK_LOSS:
+        return lose_disk_enabled(w, i, features)
     if w.node[UP, i] == 0:
         return f == FAM_RESTART
     if f == FAM_CRASH:
@@ -189,6 +197,8 @@ def node_masks(w, masks, i, features):
     if features & RECONFIG:
         _mark(w, masks, FAM_ADD_VOTER, i, features)
         _mark(w, masks, FAM_REMOVE_VOTER, i, features)
+    if features & DISK_LOSS:
+        _mark(w, masks, FAM_DISK_LOSS, i, features)
 
 
 @kernel
@@ -281,7 +291,7 @@ def deliver_message(w, k, features):
     elif t == FETCH_RESPONSE:
         handle_fetch_response(w, s, features)
     elif t == BEGIN_QUORUM_EPOCH_REQUEST:
-        handle_begin_quorum_epoch_request(w, s)
+        handle_begin_quorum_epoch_request(w, s, features)
     elif t == BEGIN_QUORUM_EPOCH_RESPONSE:
         handle_begin_quorum_epoch_response(w, s)
     elif t == END_QUORUM_EPOCH_REQUEST:
@@ -359,9 +369,11 @@ def do_action(w, f, a, b, features):
     elif f == FAM_CLEAN:
         delete_before_snapshot(w, a)
     elif f == FAM_ADD_VOTER:
-        handle_add_voter_request(w, a, b)
+        handle_add_voter_request(w, a, b, features)
     elif f == FAM_REMOVE_VOTER:
         handle_remove_voter_request(w, a, b)
+    elif f == FAM_DISK_LOSS:
+        lose_disk(w, a, features)
     w.scal[FAMILY_COUNT + f] += 1
     return True
 

@@ -8,13 +8,21 @@ VOTERS / VOTERS_AT / VOTER_COUNT: an append of a VotersRecord sets it, a truncat
 below its record or an installed snapshot looks it up again. Without voter changes
 no log holds a VotersRecord and every view is the bootstrap set. Sets are bitmasks
 of node ids.
+
+A voter is a replica key, (id, directory id): VOTER_DIRS keeps the directory id of each
+voter of the view (the bootstrap voters' is 0). Node i is a voter in its own view only
+if its own key is in it (SELF_VOTER): a node that lost its disk comes back under a new
+directory id and is an observer until a leader removes its old key and adds the new one.
+Everything that counts another node's vote or fetch checks the key the message carries
+(``key_matches``); ``in_voters`` asks about ids, as Kafka's voter-state map does.
 """
 import numpy as np
 
 from .jit import kernel
 from .layout import (
-    ENTRY_VALUE, LOG_END, P_VOTERS, SERIAL_MASK, VOTER_COUNT, VOTERS, VOTERS_AT, VOTERS_MASK,
-    VOTERS_SHIFT, VOTERS_TAG,
+    ADDED_DIR_SHIFT, DIR, DIR_BITS, ENTRY_VALUE, LOG_END, MAX_DIR, P_VOTERS, SELF_VOTER,
+    SERIAL_MASK, VOTER_COUNT, VOTER_DIRS, VOTERS, VOTERS_AT, VOTERS_MASK, VOTERS_SHIFT,
+    VOTERS_TAG,
 )
 
 
@@ -57,9 +65,11 @@ def majority_of(mask):
 
 
 @kernel(inline="always")
-def voters_record_value(mask, serial):
-    """The value of a VotersRecord naming voter set ``mask`` (layout: VOTERS_TAG)."""
-    return -(VOTERS_TAG | (np.int64(mask) << VOTERS_SHIFT) | (serial & SERIAL_MASK))
+def voters_record_value(mask, added_dir, serial):
+    """The value of a VotersRecord naming voter set ``mask``, the voter it adds (if any)
+    under directory id ``added_dir`` (layout: VOTERS_TAG)."""
+    return -(VOTERS_TAG | (np.int64(mask) << VOTERS_SHIFT)
+             | (np.int64(added_dir) << ADDED_DIR_SHIFT) | (serial & SERIAL_MASK))
 
 
 @kernel(inline="always")
@@ -74,30 +84,86 @@ def record_voters(value):
 
 
 @kernel(inline="always")
-def set_voters(w, i, mask, at):
+def record_added_dir(value):
+    """The directory id a VotersRecord gives the voter it adds."""
+    return ((-np.int64(value)) >> ADDED_DIR_SHIFT) & MAX_DIR
+
+
+@kernel(inline="always")
+def dir_of(dirs, j):
+    """Voter j's directory id in a VOTER_DIRS word."""
+    return (dirs >> (DIR_BITS * j)) & MAX_DIR
+
+
+@kernel(inline="always")
+def with_dir(dirs, j, d):
+    return (dirs & ~(MAX_DIR << (DIR_BITS * j))) | (d << (DIR_BITS * j))
+
+
+@kernel(inline="always")
+def view_dir(w, i, j):
+    """The directory id of voter j in node i's view (the key i sends requests to)."""
+    return dir_of(w.node[VOTER_DIRS, i], j)
+
+
+@kernel(inline="always")
+def set_voters(w, i, mask, at, dirs):
     w.node[VOTERS, i] = mask
     w.node[VOTERS_AT, i] = at
     w.node[VOTER_COUNT, i] = popcount(mask)
+    w.node[VOTER_DIRS, i] = dirs
+    w.node[SELF_VOTER, i] = 1 if (mask >> i) & 1 and dir_of(dirs, i) == w.node[DIR, i] else 0
 
 
 @kernel(inline="always")
 def reset_voters(w, i):
-    """Node i's view before its log holds a VotersRecord: the bootstrap voters."""
-    set_voters(w, i, bootstrap_voters(w), -1)
+    """Node i's view before its log holds a VotersRecord: the bootstrap voters, as
+    formatted (directory id 0)."""
+    set_voters(w, i, bootstrap_voters(w), -1, 0)
+
+
+@kernel(inline="always")
+def next_voters(mask, dirs, value):
+    """The view after VotersRecord ``value`` that follows the view (mask, dirs): its set,
+    and the directory id it carries for the voter it adds."""
+    new = record_voters(value)
+    added = new & ~mask
+    if added != 0:
+        j = 0
+        while not (added >> j) & 1:
+            j += 1
+        dirs = with_dir(dirs, j, record_added_dir(value))
+    return new, dirs
+
+
+@kernel(inline="always")
+def apply_voters_record(w, i, value, at):
+    """A VotersRecord appended at offset ``at`` of node i's log takes effect (KIP-853)."""
+    mask, dirs = next_voters(voters(w, i), w.node[VOTER_DIRS, i], value)
+    set_voters(w, i, mask, at, dirs)
 
 
 @kernel
 def refresh_voters(w, i):
     """Look node i's voter set up again: the latest VotersRecord below its log end (the
-    entries below a snapshot's end are its content, so a snapshot's set is found too)."""
+    entries below a snapshot's end are its content, so a snapshot's set is found too),
+    with its voters' directory ids from the records before it."""
     k = w.node[LOG_END, i] - 1
-    while k >= 0:
-        v = w.log[ENTRY_VALUE, i, k]
-        if is_voters_record(v):
-            set_voters(w, i, record_voters(v), k)
-            return
+    while k >= 0 and not is_voters_record(w.log[ENTRY_VALUE, i, k]):
         k -= 1
-    reset_voters(w, i)
+    mask = bootstrap_voters(w)
+    dirs = np.int64(0)
+    for q in range(k + 1):
+        v = w.log[ENTRY_VALUE, i, q]
+        if is_voters_record(v):
+            mask, dirs = next_voters(mask, dirs, v)
+    set_voters(w, i, mask, k, dirs)
+
+
+@kernel(inline="always")
+def self_voter_changed(w, i):
+    """Node i's directory id changed (a disk loss): is its own key still a voter?"""
+    set_voters(w, i, voters(w, i), w.node[VOTERS_AT, i], w.node[VOTER_DIRS, i])
 
 
 @kernel
@@ -118,8 +184,16 @@ def in_voters(w, i, j):
 
 @kernel(inline="always")
 def is_voter(w, i):
-    """Is node i a voter in its own view?"""
-    return in_voters(w, i, i)
+    """Is node i's own key (id, directory id) a voter in its own view?"""
+    return w.node[SELF_VOTER, i] == 1
+
+
+@kernel(inline="always")
+def key_matches(w, i, j, d):
+    """May a message from node j sent under directory id d count as voter j's in node i's
+    view (LeaderState's ReplicaState.matchesKey)? Non-voters' always do: they are
+    observers, keyed by the id and directory id they fetched with."""
+    return not in_voters(w, i, j) or view_dir(w, i, j) == d
 
 
 @kernel(inline="always")

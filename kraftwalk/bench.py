@@ -59,7 +59,7 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
     from kraftwalk.runner import features_for, params_for, walk_weights
 
     common = {k: getattr(base, k) for k in (
-        "voters", "observers", "depth", "seed", "weights", "pre_vote", "snapshots", "reconfig", "mutation",
+        "voters", "observers", "depth", "seed", "weights", "pre_vote", "snapshots", "reconfig", "disk_loss", "mutation",
         "log_capacity", "msg_slots", "max_epoch", "max_records", "chunk_walks")}
     common["disabled_checks"] = list(base.disabled_checks)
     out: dict = {"config": common, "cpu_count": os.cpu_count()}

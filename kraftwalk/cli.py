@@ -53,7 +53,7 @@ EXIT_RUN_ERROR = 1  # a failure that is not a bad value
 
 # The settings each command takes from a --config file; a run folder's config.toml
 # carries every setting, and the others do not concern the command.
-CLUSTER_KEYS = ("voters", "observers", "depth", "pre_vote", "snapshots", "reconfig",
+CLUSTER_KEYS = ("voters", "observers", "depth", "pre_vote", "snapshots", "reconfig", "disk_loss",
                 "disabled_checks",
                 "log_capacity", "msg_slots", "max_epoch", "max_records")
 HUNT_KEYS = (*CLUSTER_KEYS, "workers", "chunk_walks")
@@ -369,6 +369,7 @@ def swarm(
     pre_vote: opts.PreVote = None,
     snapshots: opts.Snapshots = None,
     reconfig: opts.Reconfig = None,
+    disk_loss: opts.DiskLoss = None,
     mutation: opts.Mutation = None,
     disable_check: opts.DisableCheck = None,
     log_capacity: opts.LogCapacity = None,
@@ -414,6 +415,7 @@ def swarm(
         pre_vote=pre_vote,
         snapshots=snapshots,
         reconfig=reconfig,
+        disk_loss=disk_loss,
         mutation=mutation,
         disabled_checks=disable_check or None,  # typer gives [] when absent
         log_capacity=log_capacity,
@@ -615,6 +617,7 @@ def hunt(
     pre_vote: opts.PreVote = None,
     snapshots: opts.Snapshots = None,
     reconfig: opts.Reconfig = None,
+    disk_loss: opts.DiskLoss = None,
     disable_check: opts.DisableCheck = None,
     report: Annotated[Optional[Path], typer.Option(
         "--out", "--report", help="Folder for NAME.parquet, NAME.md and NAME.png, created if "
@@ -637,10 +640,11 @@ def hunt(
         fail(f"--name {name!r} must be a plain file name stem: letters, digits, '.', '_', '-'")
     base = make_config(config, uses=HUNT_KEYS, voters=voters, observers=observers, depth=depth,
                        workers=workers, pre_vote=pre_vote, snapshots=snapshots,
-                       reconfig=reconfig, disabled_checks=disable_check or None)
+                       reconfig=reconfig, disk_loss=disk_loss,
+                       disabled_checks=disable_check or None)
     check_output_dir(report or Path("results"), "--out")
     for m in names:  # validate every name before anything runs
-        make_config(None, mutation=m, snapshots=True, reconfig=True)
+        make_config(None, mutation=m, snapshots=True, reconfig=True, disk_loss=True)
     for mode in modes:
         make_config(None, weights=mode)
     from kraftwalk.hunt import hunt as run_hunt, render_markdown, summarize, write_results
@@ -957,6 +961,7 @@ def bench(
     pre_vote: opts.PreVote = None,
     snapshots: opts.Snapshots = None,
     reconfig: opts.Reconfig = None,
+    disk_loss: opts.DiskLoss = None,
     mutation: opts.Mutation = None,
     seconds: Annotated[float, typer.Option(
         "--seconds", parser=opts.bounded(float, 1.0), metavar="SECONDS", help="Length of each timed throughput run, in seconds.")] = 20.0,
@@ -976,7 +981,7 @@ def bench(
     untimed and timed."""
     cfg = make_config(config, uses=BENCH_KEYS, voters=voters, observers=observers, depth=depth,
                       seed=seed, weights=weights, pre_vote=pre_vote, snapshots=snapshots,
-                      reconfig=reconfig, mutation=mutation)
+                      reconfig=reconfig, disk_loss=disk_loss, mutation=mutation)
     check_output_dir(report or Path("results"), "--out")
     from kraftwalk.bench import measure, render_markdown, write_report
 

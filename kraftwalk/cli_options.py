@@ -187,12 +187,25 @@ Reconfig = Annotated[
         decls=("--reconfig/--no-reconfig",),
     ),
 ]
+DiskLoss = Annotated[
+    Optional[bool],
+    _option(
+        "disk_loss",
+        "Model disk loss with directory ids (KIP-853): a node's disk is replaced and it "
+        "starts empty under a new directory id, an observer until a leader removes its old "
+        "key and adds the new one (with --reconfig). Adds one action family (disk_loss).",
+        "--no-disk-loss",
+        PANEL_CLUSTER,
+        decls=("--disk-loss/--no-disk-loss",),
+    ),
+]
 # The tuned weights (kernels.swarm.DEFAULT_WEIGHTS, checked by a test); written
 # out so that --help does not load the kernels.
 TUNED_WEIGHTS_HELP = ("tuned: deliver 12, send 4, client_append 2, flush 2, timeout 1, "
                       "restart 1, lose 0.5, check_quorum 0.3, partition 0.3, duplicate 0.3, "
                       "crash 0.2, resign 0.1, with --snapshots snapshot 0.5, clean 0.5, with "
-                      "--reconfig add_voter 0.3, remove_voter 0.3; "
+                      "--reconfig add_voter 0.3, remove_voter 0.3, with --disk-loss "
+                      "disk_loss 0.05; "
                       "uniform: all 1")
 
 

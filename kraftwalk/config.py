@@ -127,6 +127,7 @@ class RunConfig:
     pre_vote: bool = True
     snapshots: bool = False
     reconfig: bool = False
+    disk_loss: bool = False
     mutation: str = "none"
     disabled_checks: tuple[str, ...] = field(default=())
     log_capacity: int = 32
@@ -227,6 +228,9 @@ class RunConfig:
             raise _fail("snapshots", f"--snapshots must be true or false, got {self.snapshots!r}")
         if not isinstance(self.reconfig, bool):
             raise _fail("reconfig", f"--reconfig must be true or false, got {self.reconfig!r}")
+        if not isinstance(self.disk_loss, bool):
+            raise _fail("disk_loss",
+                        f"--disk-loss must be true or false, got {self.disk_loss!r}")
         needs = mutation_needs(self.mutation)
         if "snapshots" in needs and not self.snapshots:
             raise _fail("mutation", f"--mutation {self.mutation} needs --snapshots (it breaks "
@@ -234,6 +238,9 @@ class RunConfig:
         if "reconfig" in needs and not self.reconfig:
             raise _fail("mutation", f"--mutation {self.mutation} needs --reconfig (it breaks "
                         "voter changes)")
+        if "disk_loss" in needs and not self.disk_loss:
+            raise _fail("mutation", f"--mutation {self.mutation} needs --disk-loss (it breaks "
+                        "directory ids)")
 
         if self.out is not None and not (isinstance(self.out, str) and self.out.strip()):
             raise _fail("out", f"--out must be a non-empty folder path, got {self.out!r}")

@@ -114,7 +114,8 @@ def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds:
                 needs = mutation_needs(m)
                 cfg = dataclasses.replace(base, mutation=m, weights=mode, seed=s,
                                           snapshots=base.snapshots or "snapshots" in needs,
-                                          reconfig=base.reconfig or "reconfig" in needs)
+                                          reconfig=base.reconfig or "reconfig" in needs,
+                                          disk_loss=base.disk_loss or "disk_loss" in needs)
                 row = hunt_one(cfg, budget)
                 rows.append(row)
                 what = (f"{row['invariant']} after {row['walks']:,} walks, {row['steps']:,} steps, "

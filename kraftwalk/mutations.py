@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from kraftwalk.kernels.features import (
     MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT, MUT_NO_CHECK_QUORUM,
     MUT_NO_FETCH_TIMER_RESET, MUT_RECONFIG_BEFORE_COMMIT, MUT_RESTARTED_LEADER,
-    MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES,
+    MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, MUT_WIPED_SAME_ID,
 )
 
 
@@ -22,7 +22,7 @@ class Mutation:
     kind: str          # "safety" or "liveness"
     description: str
     scenario: str = ""  # liveness: the timed scenario (kernels.timing) that exposes it
-    needs: tuple = ()   # features it breaks, which must be on: ("snapshots",), ("reconfig",)
+    needs: tuple = ()   # features it breaks, which must be on: ("snapshots",), ("reconfig",), ("disk_loss",)
 
 
 MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
@@ -55,6 +55,10 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
     Mutation("two-pending-changes", MUT_TWO_PENDING_CHANGES, "safety",
              "a leader accepts a voter change while its previous one is still uncommitted",
              needs=("reconfig",)),
+    Mutation("wiped-replica-same-id", MUT_WIPED_SAME_ID, "safety",
+             "a node that lost its disk comes back under its old directory id, so its "
+             "empty log votes and acknowledges as the voter that held the committed entries "
+             "(disk loss without directory ids)", needs=("disk_loss",)),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)

@@ -301,7 +301,7 @@ def describe_node_change(i: int, x: dict, y: dict) -> str | None:
         parts.append(f"{ROLE_NAMES[x['role']] if x.get('role') is not None else '-'} -> "
                      f"{ROLE_NAMES[y['role']]}")
     for f in ("epoch", "voted_id", "leader_id", "hw", "flushed_end", "latest", "log_start",
-              "fetching"):
+              "fetching", "dir"):
         if x.get(f) != y.get(f):
             parts.append(f"{f} {x.get(f)} -> {y.get(f)}")
     if x.get("voters") and y.get("voters") and x["voters"][0] != y["voters"][0]:
@@ -326,10 +326,14 @@ def describe_node_change(i: int, x: dict, y: dict) -> str | None:
 
 def entry_text(value: int) -> str:
     """A log entry's value as replay shows it: a client record's id, LeaderChange's
-    negative id, or a VotersRecord's voter set."""
-    from kraftwalk.reference.voters import is_voters_record, record_voters
+    negative id, or a VotersRecord's voter set (and the directory id of the voter it
+    adds, when a disk loss gave it one)."""
+    from kraftwalk.reference.voters import is_voters_record, record_added_dir, record_voters
 
-    return f"voters{set(record_voters(value))}" if is_voters_record(value) else str(value)
+    if not is_voters_record(value):
+        return str(value)
+    added = record_added_dir(value)
+    return f"voters{set(record_voters(value))}" + (f" adding dir {added}" if added else "")
 
 
 def entries_text(entries) -> str:
@@ -341,10 +345,16 @@ def node_line(i: int, v: dict, voters: int) -> str:
     from kraftwalk.kernels.layout import ROLE_NAMES
 
     view = v.get("voters")  # (its voter set, the record's offset, its size)
-    kind = ("voter" if i in view[0] else "observer") if view else (
+    keys = v.get("voter_dirs")  # ((voter, directory id), ...), its own key a voter?
+    own = keys[1] if keys and keys[1] is not None else (view and i in view[0])
+    kind = ("voter" if own else "observer") if view else (
         "voter" if i < voters else "observer")
+    if v.get("dir"):
+        kind += f", directory id {v['dir']}"
     if view and view[1] >= 0:
         kind += f", voters {set(view[0])} from offset {view[1]}"
+    if keys and any(d for _, d in keys[0]):
+        kind += " (directory ids " + ", ".join(f"{j}:{d}" for j, d in keys[0]) + ")"
     log = f"log end {len(v['log'])} flushed {v['flushed_end']} {entries_text(v['log'])}"
     if v.get("latest", (0, 0))[0] > 0:
         log += f", snapshot {v['latest']} log start {v['log_start']}"
@@ -371,7 +381,7 @@ def render(trace: Trace) -> list[tuple[str, str]]:
     head = (f"walk {trace.walk} of seed {cfg.seed}: {cfg.voters} voters + {cfg.observers} observers, "
             f"pre-vote {'on' if cfg.pre_vote else 'off'}, mutation {cfg.mutation}, "
             f"{len(trace.actions)} steps")
-    features = [name for name in ("snapshots", "reconfig") if getattr(cfg, name, False)]
+    features = [name for name in ("snapshots", "reconfig", "disk_loss") if getattr(cfg, name, False)]
     if features or cfg.disabled_checks:
         head = head.replace(", pre-vote", "".join(f", {f}" for f in features) + ", pre-vote")
         if cfg.disabled_checks:

@@ -49,10 +49,10 @@ STATUS_OF_SIGNAL = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": 
 def features_for(cfg: RunConfig) -> int:
     """The compile-time feature mask of a run: pre-vote, enabled checks, mutation."""
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
-    from kraftwalk.kernels.features import PRE_VOTE, RECONFIG, SNAPSHOTS
+    from kraftwalk.kernels.features import DISK_LOSS, PRE_VOTE, RECONFIG, SNAPSHOTS
 
     f = ((PRE_VOTE if cfg.pre_vote else 0) | (SNAPSHOTS if cfg.snapshots else 0)
-         | (RECONFIG if cfg.reconfig else 0))
+         | (RECONFIG if cfg.reconfig else 0) | (DISK_LOSS if cfg.disk_loss else 0))
     for bit, name in enumerate(INVARIANT_NAMES):
         if name not in cfg.disabled_checks:
             f |= 1 << bit

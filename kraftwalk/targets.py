@@ -6,4 +6,5 @@ TARGET_NAMES = (
     "GracefulHandover", "PreVoteRefused", "Disruption", "UnflushedTailLost",
     "ElectedWithCommittedOnMinority", "EpochBoundHit", "LogCapacityHit", "SnapshotLoaded",
     "RestartedFromSnapshot", "VoterAdded", "VoterRemoved", "RemovedLeaderResigned",
+    "DiskLost", "WipedVoterReadded",
 )

@@ -16,6 +16,7 @@ NODE_FIELDS = (
     "up", "role", "epoch", "voted_id", "leader_id", "log", "flushed_end", "hw", "granted",
     "rejected", "has_fetched", "epoch_start", "fetched", "acked", "preferred", "links",
     "inflight", "replica_end", "log_start", "start_epoch", "latest", "fetching", "voters",
+    "dir", "voted_dir", "replica_dir", "voter_dirs",
 )
 
 
@@ -26,7 +27,8 @@ def _ids(s) -> tuple:
 def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, granted,
               rejected, has_fetched, epoch_start, fetched, acked, preferred, links, inflight,
               replica_end, log_start=0, start_epoch=0, latest=(0, 0), fetching=None,
-              voters=(), voters_at=-1, voter_count=None) -> dict:
+              voters=(), voters_at=-1, voter_count=None, dir=0, voted_dir=0,
+              replica_dir=None, voter_dirs=None, self_voter=None) -> dict:
     """``fetched``/``acked``/``links`` exclude the node itself; ``preferred`` is a bool for a
     follower, the set of successors for a resigned leader; ``inflight`` maps a destination
     to the correlation id of the outstanding request; ``latest`` is the latest snapshot's
@@ -35,7 +37,14 @@ def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, gra
     ``voters`` is the node's voter set, ``voters_at`` the offset of the VotersRecord it
     comes from (-1: the bootstrap voters) and ``voter_count`` its size (default
     ``len(voters)``): derived from the log, which the reference reads each time and the
-    kernel caches (VOTERS, VOTERS_AT, VOTER_COUNT), so showing them checks the caches."""
+    kernel caches (VOTERS, VOTERS_AT, VOTER_COUNT), so showing them checks the caches.
+
+    Replica keys (KIP-853): ``dir`` is the node's directory id; ``voted_dir`` the one of
+    the key it voted for, shown only with a vote; ``replica_dir`` (a leader's, indexed as
+    ``replica_end``) the one each replica fetched with, shown only where its offset is
+    known; ``voter_dirs`` maps each voter of the node's view to its directory id (default
+    all 0) and ``self_voter`` says whether its own key is one of them (derived from the
+    log and ``dir``, which the kernel caches as SELF_VOTER)."""
     view = {
         "up": bool(up), "role": None, "epoch": int(epoch), "voted_id": int(voted_id),
         "leader_id": int(leader_id), "log": tuple((int(e), int(v)) for e, v in log),
@@ -46,6 +55,13 @@ def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, gra
         "latest": (int(latest[0]), int(latest[1])), "fetching": None,
         "voters": (_ids(voters), int(voters_at),
                    len(voters) if voter_count is None else int(voter_count)),
+        "dir": int(dir),
+        "voted_dir": int(voted_dir) if int(voted_id) >= 0 else None,
+        "replica_dir": None,
+        "voter_dirs": (
+            tuple(sorted((int(j), 0 if voter_dirs is None else int(voter_dirs[j]))
+                         for j in voters)),
+            None if self_voter is None else bool(self_voter)),
     }
     if not up:
         return view
@@ -64,6 +80,9 @@ def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, gra
         view["fetched"] = _ids(fetched)
         view["acked"] = _ids(acked)
         view["replica_end"] = tuple(int(x) for x in replica_end)
+        dirs = [0] * len(replica_end) if replica_dir is None else replica_dir
+        view["replica_dir"] = tuple(int(d) if int(x) >= 0 else None
+                                    for x, d in zip(replica_end, dirs))
     elif role == RESIGNED:
         view["acked"] = _ids(acked)
         view["preferred"] = _ids(preferred)

@@ -4,7 +4,8 @@ Logs are compared entry by entry. The history the protocol never reads (the
 "ghost" state) is kept in plain dicts and lists by :class:`History`:
 
 * ``leader_of_epoch[e]``     the first node seen leading epoch e
-* ``votes[(voter, e)]``       the candidate a voter granted its (standard) vote to in e
+* ``votes[(voter, d, e)]``    the candidate voter key (voter, d) granted its (standard)
+                              vote to in e (a replaced disk is a new key, with no votes)
 * ``committed``               the committed log as first established: every entry a
                               voter's HW covered, in the order its HW first covered it
 * ``committed_in[k]``         the epoch of the node whose HW first covered offset k
@@ -15,8 +16,11 @@ Logs are compared entry by entry. The history the protocol never reads (the
 * ``loaded_as``               (node, role) of each snapshot installed in this step
 * ``commit_voters``           the voter set (in its own view) of the node that last grew
                               the committed log, empty before any (KIP-853)
-* ``hw_voters[i]``            leader i's voter set when its HW last moved up (missing:
-                              the bootstrap voters)
+* ``hw_voters[i]``            leader i's voter keys ``{id: directory id}`` when its HW
+                              last moved up (missing: the bootstrap voters, directory id 0)
+
+The histories of one node's disk (its previous epoch, what it last led, its latest
+snapshot) start again when it loses its disk (``disk_replaced``).
 
 It is kept whether or not a check is enabled, so switching one check off never
 changes what another sees. Checks run after every step in a fixed order (node by
@@ -36,10 +40,12 @@ from kraftwalk.kernels.checkers import (
     SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY,
     VOTE_UNIQUENESS,
 )
-from kraftwalk.kernels.features import RECONFIG, SNAPSHOTS
+from kraftwalk.kernels.features import DISK_LOSS, RECONFIG, SNAPSHOTS
 from kraftwalk.kernels.layout import LEADER, RESIGNED
 
-from .voters import is_voter, is_voters_record, majorities_intersect, majority_of, voters
+from .voters import (
+    is_voter, is_voters_record, majorities_intersect, majority_of, voter_keys, voters,
+)
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,7 @@ class History:
         self.prev_snapshot = [0] * n_nodes
         self.loaded_as: list[tuple] = []
         self.commit_voters: frozenset = frozenset()
-        self.hw_voters: dict[int, frozenset] = {}
+        self.hw_voters: dict[int, dict] = {}
         self.during_step: list[Violation] = []   # found by a protocol handler mid-step
         self.logs_before: list = []
 
@@ -96,9 +102,19 @@ class History:
         before = self.logs_before[node.id] if self.logs_before else []
         return first_difference(before, node.log, node.log_end)
 
-    def hw_raised(self, leader, current_voters) -> None:
-        """A leader's HW moved up, counted over ``current_voters`` (its set then)."""
-        self.hw_voters[leader.id] = frozenset(current_voters)
+    def hw_raised(self, leader, keys: dict) -> None:
+        """A leader's HW moved up, counted over its voter keys then, ``{id: directory id}``."""
+        self.hw_voters[leader.id] = dict(keys)
+
+    def disk_replaced(self, node) -> None:
+        """Node's disk was replaced: what the per-node histories compare with next is the
+        new, empty disk (epoch 0, nothing led, no snapshot)."""
+        i = node.id
+        self.prev_epoch[i] = 0
+        self.last_led.pop(i, None)
+        self.prev_snapshot[i] = 0
+        self.hw_voters.pop(i, None)
+        self.loaded_as = [x for x in self.loaded_as if x[0] != i]
 
     def loaded_snapshot(self, node) -> None:
         """A node installs a downloaded snapshot (in the role it has now)."""
@@ -107,7 +123,7 @@ class History:
     def vote_granted(self, c, voter: int, candidate: int, epoch: int) -> None:
         """A standard vote was granted. Recorded by the handler itself, so a second vote is
         caught even when the voter's persisted vote is not overwritten."""
-        prev = self.votes.setdefault((voter, epoch), candidate)
+        prev = self.votes.setdefault((voter, c.nodes[voter].dir, epoch), candidate)
         if prev != candidate:
             # found while the step runs, before it is counted: numbered as its checks are
             self.during_step.append(
@@ -169,7 +185,7 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
 
         # VoteUniqueness: one vote per voter per epoch (from the persisted vote).
         if is_voter(c, node) and node.voted_id is not None:
-            prev = h.votes.setdefault((i, e), node.voted_id)
+            prev = h.votes.setdefault((i, node.dir, e), node.voted_id)
             if prev != node.voted_id:
                 report(VOTE_UNIQUENESS, i, node.voted_id, e)
 
@@ -253,13 +269,17 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
         # MajorityReachedHighWatermark: a majority of voters hold [0, HW) as the leader does.
         # With voter changes, of the set the HW was counted over when it last moved: a
         # voter added since need not hold it yet (a majority of the old set meets every
-        # majority of the new one).
+        # majority of the new one). With disk loss, a voter key whose disk is gone counts
+        # as holding it: that key can never vote or fetch again, so it is in no majority
+        # that lacks the entries.
         hw = node.hw
         if hw is not None and 0 < hw <= node.log_end:
-            counted = voters(c, node)
+            counted = voter_keys(c, node)
             if checks & RECONFIG:
-                counted = h.hw_voters.get(node.id, c.bootstrap_voters)
-            holders = sum(1 for j in counted if c.nodes[j].log[:hw] == node.log[:hw])
+                counted = h.hw_voters.get(node.id, dict.fromkeys(c.bootstrap_voters, 0))
+            holders = sum(1 for j, d in counted.items()
+                          if c.nodes[j].log[:hw] == node.log[:hw]
+                          or (checks & DISK_LOSS and c.nodes[j].dir != d))
             if holders < majority_of(counted):
                 report(MAJORITY_REACHED_HIGH_WATERMARK, node.id, -1, node.epoch, hw - 1)
 

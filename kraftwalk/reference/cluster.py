@@ -21,6 +21,8 @@ SNAPSHOT a     node a snapshots its log up to its HW (with snapshots on)
 CLEAN a        node a deletes its log below its latest snapshot (with snapshots on)
 ADD_VOTER a b  leader a adds node b to its voters (with voter changes on)
 REMOVE_VOTER   leader a removes voter b (with voter changes on)
+DISK_LOSS a    node a, up or down, loses its disk and restarts empty under a new
+               directory id (with disk loss on)
 =============  ====================================================================
 """
 from __future__ import annotations
@@ -36,8 +38,8 @@ from kraftwalk.kernels.layout import (
 )
 from kraftwalk.kernels.transition import (
     FAM_ADD_VOTER, FAM_CHECK_QUORUM, FAM_CLEAN, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER,
-    FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE, FAM_PARTITION, FAM_REMOVE_VOTER, FAM_RESIGN,
-    FAM_RESTART, FAM_SEND, FAM_SNAPSHOT, FAM_TIMEOUT,
+    FAM_DISK_LOSS, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE, FAM_PARTITION, FAM_REMOVE_VOTER,
+    FAM_RESIGN, FAM_RESTART, FAM_SEND, FAM_SNAPSHOT, FAM_TIMEOUT,
 )
 
 from . import canonical
@@ -48,7 +50,7 @@ from .election import (
     election_timeout_enabled, handle_vote_request, handle_vote_response, on_election_timeout,
     send_vote_request,
 )
-from .faults import change_partition, crash_node, restart_node
+from .faults import change_partition, crash_node, lose_disk, lose_disk_enabled, restart_node
 from .network import Network
 from .params import Params
 from .quorum_epoch import (
@@ -61,7 +63,7 @@ from .reconfig import (
     add_voter_targets, handle_add_voter_request, handle_remove_voter_request,
     remove_voter_targets,
 )
-from .voters import latest_voters_record, other_voters, voters
+from .voters import is_voter, latest_voters_record, other_voters, voter_keys, voters
 from .replication import (
     check_quorum_enabled, check_quorum_expired, client_append, client_append_enabled,
     finish_poll, flush_enabled, flush_log, handle_fetch_request, handle_fetch_response, resign,
@@ -211,6 +213,8 @@ class ReferenceCluster:
             return create_snapshot_enabled(self, node)
         if f == FAM_CLEAN:
             return delete_before_snapshot_enabled(self, node)
+        if f == FAM_DISK_LOSS:
+            return lose_disk_enabled(self, node)
         return False
 
     def enabled(self, action) -> bool:
@@ -281,6 +285,8 @@ class ReferenceCluster:
                 handle_add_voter_request(self, node, b)
             elif f == FAM_REMOVE_VOTER:
                 handle_remove_voter_request(self, node, b)
+            elif f == FAM_DISK_LOSS:
+                lose_disk(self, node)
 
     def deliver(self, k: int) -> None:
         """Message k leaves the network; it is lost if its destination is down or the link
@@ -347,6 +353,9 @@ class ReferenceCluster:
                 log_start=node.log_start, start_epoch=node.start_epoch, latest=node.latest,
                 fetching=node.fetching,
                 voters=voters(self, node), voters_at=latest_voters_record(node),
+                dir=node.dir, voted_dir=node.voted_dir,
+                replica_dir=[node.replica_dir.get(j, 0) for j in range(n)],
+                voter_dirs=voter_keys(self, node), self_voter=is_voter(self, node),
             ))
         stats = dict(self.stats)
         stats["steps"] = self.steps

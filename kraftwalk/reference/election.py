@@ -7,10 +7,10 @@ becomes Candidate directly.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.features import MUT_DOUBLE_VOTE, PRE_VOTE
+from kraftwalk.kernels.features import DISK_LOSS, MUT_DOUBLE_VOTE, PRE_VOTE
 from kraftwalk.kernels.layout import (
-    BOUND_EPOCH, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_NONE, FOLLOWER, LEADER, PROSPECTIVE,
-    RESIGNED, UNATTACHED, VOTE_REQUEST, VOTE_RESPONSE,
+    BOUND_EPOCH, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_INVALID_VOTER_KEY, ERR_NONE, FOLLOWER,
+    LEADER, PROSPECTIVE, RESIGNED, UNATTACHED, VOTE_REQUEST, VOTE_RESPONSE,
 )
 
 from .log import last_epoch, log_up_to_date
@@ -20,7 +20,7 @@ from .quorum_state import (
     transition_to_unattached, vote_rejected,
 )
 from .state import Message
-from .voters import has_majority, is_voter
+from .voters import has_majority, is_voter, view_dir
 
 
 def maybe_transition_forward(c, node) -> None:
@@ -91,18 +91,22 @@ def on_election_timeout(c, node) -> None:
 
 def send_vote_request(c, node, j: int) -> None:
     """maybeSendVoteRequests: ask voter j, which has not answered yet. The request is
-    outstanding (in-flight) even when the network loses it."""
+    outstanding (in-flight) even when the network loses it. It names both keys: the
+    candidate's own and j's as the candidate's voter set has it."""
     c.next_corr += 1
     msg = Message(
         VOTE_REQUEST, node.id, j, node.epoch, c.next_corr,
         last_epoch=last_epoch(node.log), last_offset=node.log_end,
-        pre_vote=node.role == PROSPECTIVE)
+        pre_vote=node.role == PROSPECTIVE,
+        candidate_dir=node.dir, voter_dir=view_dir(c, node, j))
     c.send(msg)
     node.inflight[j] = c.next_corr
 
 
-def can_grant_vote(c, node, candidate: int, up_to_date: bool, pre_vote: bool) -> bool:
-    """EpochState.canGrantVote of node's role."""
+def can_grant_vote(c, node, candidate: int, candidate_dir: int, up_to_date: bool,
+                   pre_vote: bool) -> bool:
+    """EpochState.canGrantVote of node's role, for the candidate key (candidate,
+    candidate_dir)."""
     r = node.role
     double_vote = bool(c.features & MUT_DOUBLE_VOTE)
     if r in (UNATTACHED, PROSPECTIVE):
@@ -111,6 +115,8 @@ def can_grant_vote(c, node, candidate: int, up_to_date: bool, pre_vote: bool) ->
         if node.voted_id is not None:
             if double_vote:
                 return up_to_date   # known bug: the vote already cast is not checked
+            if c.features & DISK_LOSS and node.voted_dir != candidate_dir:
+                return False        # the vote is for a key: not the same id on another disk
             return node.voted_id == candidate
         if node.leader_id is not None:
             return False
@@ -139,14 +145,20 @@ def handle_vote_request(c, msg: Message) -> None:
             if node.role == LEADER:
                 c.stats["disruptions"] += 1
             transition_to_unattached(c, node, msg.epoch, None)
+        if c.features & DISK_LOSS and msg.voter_dir != node.dir:
+            # isValidVoterKey: the candidate asked this id's key under another disk (the
+            # one this node had before its disk was replaced); nothing is granted
+            error = ERR_INVALID_VOTER_KEY
+    if error == ERR_NONE:
         up_to_date = log_up_to_date(msg.last_epoch, msg.last_offset,
                                     last_epoch(node.log), node.log_end)
-        granted = can_grant_vote(c, node, cand, up_to_date, msg.pre_vote)
+        granted = can_grant_vote(c, node, cand, msg.candidate_dir, up_to_date, msg.pre_vote)
         if granted and not msg.pre_vote:
             if node.role in (UNATTACHED, PROSPECTIVE) and node.voted_id is None:
                 # unattachedAddVotedState / prospectiveAddVotedState: durable, same epoch;
                 # a Prospective gets a fresh election (its pre-votes so far are lost)
                 node.voted_id = cand
+                node.voted_dir = msg.candidate_dir
                 if node.role == PROSPECTIVE:
                     node.granted = {node.id}
                     node.rejected = set()

@@ -1,9 +1,11 @@
-"""Faults: crash and restart of a node, lost and duplicated messages, link cuts."""
+"""Faults: crash and restart of a node, disk loss, lost and duplicated messages, link cuts."""
 from __future__ import annotations
 
-from kraftwalk.kernels.features import MUT_RESTARTED_LEADER, PRE_VOTE, SNAPSHOTS
+from kraftwalk.kernels.features import (
+    DISK_LOSS, MUT_RESTARTED_LEADER, MUT_WIPED_SAME_ID, PRE_VOTE, SNAPSHOTS,
+)
 from kraftwalk.kernels.layout import (
-    CANDIDATE, FOLLOWER, LEADER, RESIGNED, UNATTACHED,
+    CANDIDATE, FOLLOWER, LEADER, MAX_DIR, RESIGNED, UNATTACHED,
 )
 
 from .log import last_epoch, truncate
@@ -81,6 +83,39 @@ def _single_voter_elects_itself(c, node) -> None:
         maybe_transition_forward(c, node)
     elif node.role == CANDIDATE:
         maybe_transition_forward(c, node)
+
+
+def lose_disk_enabled(c, node) -> bool:
+    """Any node, running or not, may lose its disk (with disk loss on), as long as a new
+    directory id is left for it: MAX_DIR replacements per node and walk (a bound of the
+    model). Under the known-bug mutation the id never changes, so there is no bound."""
+    if not c.features & DISK_LOSS:
+        return False
+    return bool(c.features & MUT_WIPED_SAME_ID) or node.dir < MAX_DIR
+
+
+def lose_disk(c, node) -> None:
+    """The disk is replaced: the process stops, the new disk is formatted (kafka-storage
+    format: a new directory id) and the node starts again with nothing: no log, no
+    snapshot, epoch 0, no vote, no known leader. Its old key may still be in voter sets;
+    the new one is not, so it restarts as an observer (KIP-853)."""
+    node.up = False
+    node.log = []
+    node.flushed_end = 0
+    node.log_start, node.start_epoch = 0, 0
+    node.latest, node.snapshots = (0, 0), {}
+    node.fetching = None
+    node.epoch = 0
+    node.voted_id, node.voted_dir = None, 0
+    node.leader_id = None
+    node.role = UNATTACHED
+    if not c.features & MUT_WIPED_SAME_ID:
+        node.dir += 1
+    # (known bug, MUT_WIPED_SAME_ID: the empty disk comes back under the old key, and with
+    # it every vote and acknowledgement that key gave)
+    c.history.disk_replaced(node)
+    c.stats["disk_losses"] += 1
+    restart_node(c, node)
 
 
 def change_partition(c, kind: int, r: int) -> bool:

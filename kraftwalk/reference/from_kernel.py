@@ -10,7 +10,8 @@ from kraftwalk.kernels.layout import (
     EPOCH_START, FETCHED_MASK, FLUSHED_END, FOLLOWER, GRANTED, G_COMMIT_LEN, HAS_FETCHED, HW,
     INFLIGHT, LEADER_ID, LINKS, LOG_END, N_MSGS, PREFERRED, P_NODES, REJECTED, REPLICA_END, ROLE,
     STAT_NAMES, STATS_BASE, UP, VOTED_ID, FETCHING_END, FETCHING_EPOCH, LOG_START, SNAP_END,
-    SNAP_EPOCH, START_EPOCH, VOTER_COUNT, VOTERS, VOTERS_AT,
+    SNAP_EPOCH, START_EPOCH, VOTER_COUNT, VOTERS, VOTERS_AT, DIR, DIR_BITS, MAX_DIR,
+    REPLICA_DIR, SELF_VOTER, VOTED_DIR, VOTER_DIRS,
 )
 from kraftwalk.kernels.messages import unpack
 
@@ -26,12 +27,18 @@ def kernel_log(w, i: int) -> list:
     return list(zip(w.log[ENTRY_EPOCH, i, :n].tolist(), w.log[ENTRY_VALUE, i, :n].tolist()))
 
 
+def voter_dirs(word: int, n: int) -> dict:
+    """The directory id of every node id in a VOTER_DIRS word (DIR_BITS bits each)."""
+    return {j: (int(word) >> (DIR_BITS * j)) & MAX_DIR for j in range(n)}
+
+
 def kernel_snapshot(w) -> dict:
     """The canonical snapshot of kernel walk ``w`` (compare with ReferenceCluster.snapshot)."""
     n = int(w.scal[P_NODES])
     node = [row[:n] for row in w.node.tolist()]      # plain ints: much faster to read
     inflight = w.peer[INFLIGHT, :n, :n].tolist()
     replica_end = w.peer[REPLICA_END, :n, :n].tolist()
+    replica_dir = w.peer[REPLICA_DIR, :n, :n].tolist()
     nodes = []
     for i in range(n):
         role = node[ROLE][i]
@@ -54,6 +61,8 @@ def kernel_snapshot(w) -> dict:
                       else (node[FETCHING_END][i], node[FETCHING_EPOCH][i])),
             voters=_bits(node[VOTERS][i], n), voters_at=node[VOTERS_AT][i],
             voter_count=node[VOTER_COUNT][i],
+            dir=node[DIR][i], voted_dir=node[VOTED_DIR][i], replica_dir=replica_dir[i],
+            voter_dirs=voter_dirs(node[VOTER_DIRS][i], n), self_voter=node[SELF_VOTER][i] == 1,
         ))
     scal = w.scal.tolist()
     stats = {name: scal[STATS_BASE + k] for k, name in enumerate(STAT_NAMES)

@@ -2,13 +2,16 @@
 hands over), after KafkaRaftClient's handlers."""
 from __future__ import annotations
 
+from kraftwalk.kernels.features import DISK_LOSS
 from kraftwalk.kernels.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, END_QUORUM_EPOCH_REQUEST,
-    END_QUORUM_EPOCH_RESPONSE, ERR_FENCED_LEADER_EPOCH, ERR_NONE, FOLLOWER, LEADER, RESIGNED,
+    END_QUORUM_EPOCH_RESPONSE, ERR_FENCED_LEADER_EPOCH, ERR_INVALID_VOTER_KEY, ERR_NONE,
+    FOLLOWER, LEADER, RESIGNED,
 )
 
 from .quorum_state import maybe_handle_common_response, maybe_transition
 from .state import Message
+from .voters import view_dir
 
 
 def _respond(c, node, request: Message, mtype: int, error: int) -> None:
@@ -17,20 +20,26 @@ def _respond(c, node, request: Message, mtype: int, error: int) -> None:
 
 
 def send_begin_quorum_epoch(c, node, j: int) -> None:
-    """The leader (re)announces itself to a voter that has not acknowledged it yet."""
+    """The leader (re)announces itself to a voter that has not acknowledged it yet, naming
+    the voter's key as its voter set has it."""
     c.next_corr += 1
     c.send(Message(BEGIN_QUORUM_EPOCH_REQUEST, node.id, j, node.epoch, c.next_corr,
-                   req_leader=node.id))
+                   req_leader=node.id, voter_dir=view_dir(c, node, j)))
     node.inflight[j] = c.next_corr
 
 
 def handle_begin_quorum_epoch_request(c, msg: Message) -> None:
-    """validateVoterOnlyRequest, then maybeTransition(leader, epoch)."""
+    """validateVoterOnlyRequest, then maybeTransition(leader, epoch), then isValidVoterKey:
+    a node whose disk was replaced follows the leader all the same, but does not
+    acknowledge it as the voter the leader named."""
     node = c.nodes[msg.dst]
     if msg.epoch < node.epoch:
         _respond(c, node, msg, BEGIN_QUORUM_EPOCH_RESPONSE, ERR_FENCED_LEADER_EPOCH)
         return
     maybe_transition(c, node, msg.req_leader, msg.epoch)
+    if c.features & DISK_LOSS and msg.voter_dir != node.dir:
+        _respond(c, node, msg, BEGIN_QUORUM_EPOCH_RESPONSE, ERR_INVALID_VOTER_KEY)
+        return
     _respond(c, node, msg, BEGIN_QUORUM_EPOCH_RESPONSE, ERR_NONE)
 
 

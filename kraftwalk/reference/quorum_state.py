@@ -8,7 +8,7 @@ over (``state.highWatermark()``) except into Leader, which starts without one.
 from __future__ import annotations
 
 from kraftwalk.kernels.layout import (
-    BOUND_EPOCH, BOUND_LOG, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_NONE,
+    BOUND_EPOCH, BOUND_LOG, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_INVALID_VOTER_KEY, ERR_NONE,
     ERR_NOT_LEADER_OR_FOLLOWER,
     ERR_UNKNOWN_LEADER_EPOCH, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, UNATTACHED,
 )
@@ -66,6 +66,7 @@ def transition_to_candidate(c, node) -> bool:
         return False
     enter_epoch(c, node, node.epoch + 1)
     node.voted_id = node.id
+    node.voted_dir = node.dir
     node.role = CANDIDATE
     node.fresh_epoch_state()
     node.granted = {node.id}
@@ -155,8 +156,9 @@ def validate_leader_only_request(node, epoch: int) -> int:
 def maybe_handle_common_response(c, node, error: int, leader: int, epoch: int) -> bool:
     """Kafka's maybeHandleCommonResponse, shared by every response handler.
 
-    True when the response is fully handled here (stale, or an error that only carried a
-    leader/epoch hint); False when the handler should go on with its body."""
+    True when the response is fully handled here (stale, an error that only carried a
+    leader/epoch hint, or INVALID_VOTER_KEY: the request named a key the responder no
+    longer has); False when the handler should go on with its body."""
     if epoch < node.epoch or error == ERR_UNKNOWN_LEADER_EPOCH:
         return True
     if (epoch > node.epoch or error == ERR_FENCED_LEADER_EPOCH
@@ -166,7 +168,7 @@ def maybe_handle_common_response(c, node, error: int, leader: int, epoch: int) -
     if leader >= 0 and node.leader_id is None and leader != node.id:
         # a leader of our epoch we did not know: follow it, and (error NONE) carry on
         transition_to_follower(c, node, epoch, leader)
-    return False
+    return error == ERR_INVALID_VOTER_KEY
 
 
 def is_nominee(node) -> bool:

@@ -13,11 +13,17 @@ Kafka would refuse is simply not enabled. AddVoter's ApiVersions round trip to t
 voter is taken to succeed, and "caught up" (LeaderState.isReplicaCaughtUp) is reduced
 to what matters for safety: the node has fetched from this leader in its epoch.
 UpdateVoter changes only endpoints and versions, which nothing here sees.
+
+With disk loss on, a voter is a replica key (id, directory id): AddVoter adds the node
+under the directory id it last fetched from this leader with (the key the caught-up
+observer state is under), and is refused for an id that is a voter under any key
+(DUPLICATE_VOTER), so a voter whose disk was replaced comes back by being removed and
+then added again under its new key.
 """
 from __future__ import annotations
 
 from kraftwalk.kernels.features import (
-    MUT_RECONFIG_BEFORE_COMMIT, MUT_TWO_PENDING_CHANGES, RECONFIG,
+    DISK_LOSS, MUT_RECONFIG_BEFORE_COMMIT, MUT_TWO_PENDING_CHANGES, RECONFIG,
 )
 from kraftwalk.kernels.layout import LEADER
 
@@ -60,16 +66,17 @@ def remove_voter_targets(c, node) -> set:
     return set(voters(c, node))
 
 
-def append_voters_record(c, node, new_voters) -> None:
+def append_voters_record(c, node, new_voters, added_dir: int = 0) -> None:
     """LeaderState.appendVotersRecord: the new set, in the leader's epoch (unflushed, like
     a client record)."""
     c.next_value += 1
-    if append(c, node, node.epoch, voters_record_value(new_voters, c.next_value)):
+    if append(c, node, node.epoch, voters_record_value(new_voters, c.next_value, added_dir)):
         c.stats["voter_changes"] += 1
 
 
 def handle_add_voter_request(c, node, j: int) -> None:
-    append_voters_record(c, node, voters(c, node) | {j})
+    d = node.replica_dir.get(j, 0) if c.features & DISK_LOSS else 0
+    append_voters_record(c, node, voters(c, node) | {j}, d)
 
 
 def handle_remove_voter_request(c, node, j: int) -> None:

@@ -9,7 +9,7 @@ leader's epochStartOffset, i.e. once an entry of its own epoch is on a majority.
 from __future__ import annotations
 
 from kraftwalk.kernels.features import (
-    MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, RECONFIG, SNAPSHOTS,
+    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.layout import (
     ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER, UNATTACHED,
@@ -23,17 +23,20 @@ from .quorum_state import (
 from .snapshots import fetch_needs_snapshot, start_fetching_snapshot
 from .state import Message
 from .voters import (
-    has_majority, is_voter, latest_voters_record, majority, other_voters, voters,
+    has_majority, is_voter, key_matches, latest_voters_record, majority, other_voters,
+    voter_keys, voters,
 )
 
 
 # ---------------------------------------------------------------- follower side
 def send_fetch_request(c, node, target: int) -> None:
-    """buildFetchRequest: fetchOffset = log end, lastFetchedEpoch = last entry's epoch.
+    """buildFetchRequest: fetchOffset = log end, lastFetchedEpoch = last entry's epoch,
+    and the fetcher's directory id (its replica key, with its id).
     A new request to the same node supersedes an unanswered one (it timed out)."""
     c.next_corr += 1
     c.send(Message(FETCH_REQUEST, node.id, target, node.epoch, c.next_corr,
-                   fetch_offset=node.log_end, last_fetched_epoch=last_epoch(node.log)))
+                   fetch_offset=node.log_end, last_fetched_epoch=last_epoch(node.log),
+                   replica_dir=node.dir))
     node.inflight[target] = c.next_corr
 
 
@@ -98,12 +101,20 @@ def handle_fetch_response(c, msg: Message) -> None:
 
 
 # ------------------------------------------------------------------ leader side
+def voter_end(c, node, j: int, d: int) -> int:
+    """The leader's view of voter key (j, d)'s fetch offset, -1 unknown: the replica state
+    it holds for id j counts only if j fetched it under that key."""
+    if c.features & DISK_LOSS and node.replica_dir.get(j) != d:
+        return -1
+    return node.replica_end.get(j, -1)
+
+
 def maybe_update_high_watermark(c, node) -> None:
     """LeaderState.maybeUpdateHighWatermark: the largest offset that a majority of voters
     (the leader included) has reached; it must be past epochStartOffset, and the HW never
     goes down."""
-    current = voters(c, node)
-    ends = sorted((node.replica_end.get(j, -1) for j in current), reverse=True)
+    keys = voter_keys(c, node)
+    ends = sorted((voter_end(c, node, j, d) for j, d in keys.items()), reverse=True)
     candidate = ends[majority(c, node) - 1]
     if c.features & MUT_COMMIT_OLD_EPOCH:
         ok = candidate > 0   # known bug: an earlier epoch's entries count (Raft Figure 8)
@@ -111,7 +122,7 @@ def maybe_update_high_watermark(c, node) -> None:
         ok = candidate > node.epoch_start
     if ok and (node.hw is None or candidate > node.hw):
         node.hw = candidate
-        c.history.hw_raised(node, current)
+        c.history.hw_raised(node, keys)
         if (c.features & RECONFIG and not is_voter(c, node)
                 and candidate > latest_voters_record(node)):
             # RemoveVoterHandler.highWatermarkUpdated: its own removal is committed, so
@@ -139,9 +150,16 @@ def handle_fetch_request(c, msg: Message) -> None:
         e, end = end_offset_for_epoch(node.log, lfe)
         if e != lfe or end < off:
             diverging = (e, end)
-    if diverging is None and snapshot is None:
+    if (diverging is None and snapshot is None and c.features & DISK_LOSS
+            and not key_matches(c, node, r, msg.replica_dir)):
+        # getOrCreateReplicaState: id r is a voter under another key, so this is an
+        # observer's state (the same id on a new disk). Nothing reads it here: AddVoter
+        # refuses an id that is a voter under any key. So it is not kept.
+        pass
+    elif diverging is None and snapshot is None:
         # updateReplicaState, and check-quorum bookkeeping for voters
         node.replica_end[r] = off
+        node.replica_dir[r] = msg.replica_dir
         if r in voters(c, node):
             node.acked.add(r)
             node.fetched_voters.add(r)
@@ -179,6 +197,7 @@ def flush_log(c, node) -> None:
     node.flushed_end = node.log_end
     if node.role == LEADER:
         node.replica_end[node.id] = node.log_end
+        node.replica_dir[node.id] = node.dir
         maybe_update_high_watermark(c, node)
 
 

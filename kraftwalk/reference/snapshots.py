@@ -11,7 +11,9 @@ the earliest snapshot's content, and Fetch never serves them.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.features import MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS
+from kraftwalk.kernels.features import (
+    DISK_LOSS, MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS,
+)
 from kraftwalk.kernels.layout import (
     ERR_NONE, ERR_SNAPSHOT_NOT_FOUND, FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FOLLOWER,
 )
@@ -19,7 +21,7 @@ from kraftwalk.kernels.layout import (
 from .log import last_epoch
 from .quorum_state import maybe_handle_common_response, validate_leader_only_request
 from .state import Message
-from .voters import has_majority, voters
+from .voters import has_majority, key_matches, voters
 
 
 def held(node, sid) -> bool:
@@ -103,7 +105,9 @@ def handle_fetch_snapshot_request(c, msg: Message) -> None:
         c.send(Message(FETCH_SNAPSHOT_RESPONSE, node.id, msg.src, node.epoch, msg.corr,
                        error=error, leader=leader))
         return
-    if msg.src in voters(c, node):   # updateCheckQuorumForFollowingVoter
+    if c.features & DISK_LOSS and not key_matches(c, node, msg.src, msg.replica_dir):
+        pass   # the same id on another disk: not the voter, not a check-quorum fetch
+    elif msg.src in voters(c, node):   # updateCheckQuorumForFollowingVoter
         node.fetched_voters.add(msg.src)
         if has_majority(c, node, node.fetched_voters | {node.id}):
             node.fetched_voters = set()
@@ -117,7 +121,7 @@ def send_fetch_snapshot_request(c, node, target: int) -> None:
     c.next_corr += 1
     end, epoch = node.fetching
     c.send(Message(FETCH_SNAPSHOT_REQUEST, node.id, target, node.epoch, c.next_corr,
-                   req_snapshot_end=end, req_snapshot_epoch=epoch))
+                   req_snapshot_end=end, req_snapshot_epoch=epoch, replica_dir=node.dir))
     node.inflight[target] = c.next_corr
 
 

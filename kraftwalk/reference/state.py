@@ -48,9 +48,13 @@ class Node:
     up: bool = True
     role: int = UNATTACHED
 
+    # ---- persistent: the disk's directory id (KIP-853: the replica key is (id, dir)) ----
+    dir: int = 0                       # 0 as formatted; a replaced disk gets the next one
+
     # ---- persistent: the quorum-state file ------------------------------------------
     epoch: int = 0
-    voted_id: Optional[int] = None     # vote cast in `epoch`
+    voted_id: Optional[int] = None     # vote cast in `epoch` ...
+    voted_dir: int = 0                 # ... for the key (voted_id, voted_dir)
     leader_id: Optional[int] = None    # leader known in `epoch`
 
     # ---- the log (only log[:flushed_end] survives a crash) --------------------------
@@ -76,6 +80,8 @@ class Node:
     fetched_voters: set = field(default_factory=set)  # leader: voters heard since the
                                                       # check-quorum timer restarted
     replica_end: dict = field(default_factory=dict)   # leader: each replica's fetch offset
+    replica_dir: dict = field(default_factory=dict)   # leader: the directory id it fetched
+                                                      # that offset with
     epoch_start: int = 0   # leader: offset of its LeaderChange record (kept after it steps
                            # down: the restarted-leader mutation reads it)
     inflight: dict = field(default_factory=dict)      # dst -> correlation id of the one
@@ -103,5 +109,6 @@ class Node:
         self.acked = set()
         self.fetched_voters = set()
         self.replica_end = {}
+        self.replica_dir = {}
         self.leader_endpoints_known = False
         self.fetching = None

@@ -7,21 +7,32 @@ cluster's bootstrap voters (nodes ``0 .. voters-1``). The set is read from the l
 each time rather than cached, so no log change can leave it stale. ``node.log`` also
 holds the entries below a snapshot's end (the snapshot's content), so a VotersRecord
 a snapshot covers still counts, as Kafka's snapshots carry the voter set.
+
+A voter is a replica key (KIP-853): its id and the directory id of its disk. A
+VotersRecord carries the directory id of the voter it adds; the others keep the one they
+joined with (the bootstrap voters: 0, as formatted), so a node's keys are found by
+replaying the records of its log in order. A node votes, in its own view, only under its
+own key: one that lost its disk has a new directory id and is an observer until a leader
+removes the old key and adds the new one.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.layout import SERIAL_MASK, VOTERS_MASK, VOTERS_SHIFT, VOTERS_TAG
+from kraftwalk.kernels.layout import (
+    ADDED_DIR_SHIFT, MAX_DIR, SERIAL_MASK, VOTERS_MASK, VOTERS_SHIFT, VOTERS_TAG,
+)
 
 
 # ---- VotersRecord values (the kernel's encoding, a modelling convention) -------------
-def voters_record_value(ids, serial: int) -> int:
+def voters_record_value(ids, serial: int, added_dir: int = 0) -> int:
     """The entry value of a VotersRecord naming the voters ``ids``: a control record
-    (negative, as a LeaderChange) that carries its set in bits VOTERS_SHIFT.. of -value
-    and the record counter in the low bits (so two records rarely share a value)."""
+    (negative, as a LeaderChange) that carries its set in bits VOTERS_SHIFT.., the
+    directory id of the voter it adds in bits ADDED_DIR_SHIFT.. of -value, and the record
+    counter in the low bits (so two records rarely share a value)."""
     mask = 0
     for j in ids:
         mask |= 1 << j
-    return -(VOTERS_TAG | (mask << VOTERS_SHIFT) | (serial & SERIAL_MASK))
+    return -(VOTERS_TAG | (mask << VOTERS_SHIFT) | (added_dir << ADDED_DIR_SHIFT)
+             | (serial & SERIAL_MASK))
 
 
 def is_voters_record(value: int) -> bool:
@@ -32,6 +43,11 @@ def record_voters(value: int) -> frozenset:
     """The voter set a VotersRecord value names."""
     mask = (-value >> VOTERS_SHIFT) & VOTERS_MASK
     return frozenset(j for j in range(VOTERS_MASK.bit_length()) if mask >> j & 1)
+
+
+def record_added_dir(value: int) -> int:
+    """The directory id a VotersRecord value gives the voter it adds."""
+    return (-value >> ADDED_DIR_SHIFT) & MAX_DIR
 
 
 def latest_voters_record(node) -> int:
@@ -50,9 +66,35 @@ def voters(c, node) -> frozenset:
     return c.bootstrap_voters if k < 0 else record_voters(node.log[k][1])
 
 
+def voter_keys(c, node) -> dict:
+    """The voters in ``node``'s view as replica keys, ``{id: directory id}``: the records
+    of its log replayed from the bootstrap voters, each voter keeping the directory id of
+    the record that added it."""
+    keys = dict.fromkeys(c.bootstrap_voters, 0)
+    for _, value in node.log:
+        if is_voters_record(value):
+            ids = record_voters(value)
+            keys = {j: keys[j] if j in keys else record_added_dir(value) for j in ids}
+    return keys
+
+
+def view_dir(c, node, j: int) -> int:
+    """The directory id voter ``j`` has in ``node``'s view (the key node sends its
+    requests to); 0 for a node that is not a voter there (no request names it)."""
+    return voter_keys(c, node).get(j, 0)
+
+
 def is_voter(c, node) -> bool:
-    """Is ``node`` a voter in its own view?"""
-    return node.id in voters(c, node)
+    """Is ``node``'s own key, (id, directory id), a voter in its own view?"""
+    return voter_keys(c, node).get(node.id) == node.dir
+
+
+def key_matches(c, node, j: int, d: int) -> bool:
+    """May a request from node ``j`` sent under directory id ``d`` count as voter j's in
+    ``node``'s view (LeaderState's ReplicaState.matchesKey)? A non-voter's always may: it
+    is an observer, keyed by whatever it fetches with."""
+    keys = voter_keys(c, node)
+    return j not in keys or keys[j] == d
 
 
 def other_voters(c, node) -> set:

@@ -15,8 +15,8 @@ import pytest
 from kraftwalk.kernels import checkers
 from kraftwalk.kernels.checkers import ALL_CHECKS, INVARIANT_NAMES
 from kraftwalk.kernels.features import (
-    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_NO_CHECK_QUORUM, MUT_RESTARTED_LEADER, PRE_VOTE,
-    RECONFIG, SNAPSHOTS,
+    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_NO_CHECK_QUORUM, MUT_RESTARTED_LEADER,
+    MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, DIRTY_FROM, ENTRY_EPOCH,
@@ -44,6 +44,8 @@ F_RESTARTED_LEADER = F | MUT_RESTARTED_LEADER
 F_NO_CHECK_QUORUM = F | MUT_NO_CHECK_QUORUM
 F_SNAPSHOTS = F | SNAPSHOTS          # snapshots on (KIP-630), and their invariants checked
 F_RECONFIG = F | RECONFIG            # voter changes on (KIP-853), and their invariants checked
+F_DISK_LOSS = F_RECONFIG | DISK_LOSS  # and disk loss, with directory ids
+F_WIPED_SAME_ID = F_DISK_LOSS | MUT_WIPED_SAME_ID  # disk loss without directory ids
 
 
 def params(voters=3, observers=1, log_capacity=16, msg_slots=16, max_epoch=20, max_records=4,

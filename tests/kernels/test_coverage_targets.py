@@ -4,7 +4,7 @@ reaches the target, one step fewer does not."""
 import numpy as np
 import pytest
 
-from conftest import F, F_RECONFIG, F_SNAPSHOTS
+from conftest import F, F_DISK_LOSS, F_SNAPSHOTS
 from kraftwalk.kernels.layout import N_TARGETS, REACHED, TARGET_NAMES, make_params
 from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
 from kraftwalk.kernels.transition import FAMILY_NAMES, N_FAMILIES
@@ -18,14 +18,16 @@ SNAPSHOT_WEIGHTS[FAMILY_NAMES.index("crash")] = 1.0
 # name -> (params, weights, features): max_epoch 4 makes the epoch bound reachable; the
 # snapshot targets need snapshots, and RestartedFromSnapshot an observer (whose snapshot
 # can pass its flushed log) crashing before it flushes: two observers, five times the
-# crashes; the voter-change targets need voter changes; the default config the rest
+# crashes; the voter-change and disk-loss targets need those features; the default config
+# the rest
 CONFIGS = {
     "default": (make_params(3, 1, 32, 16, 60, 4, 400), DEFAULT_WEIGHTS, F),
     "low max_epoch": (make_params(3, 1, 32, 16, 4, 4, 400), DEFAULT_WEIGHTS, F),
     "snapshots": (make_params(3, 2, 32, 16, 60, 4, 400, snapshots=True), SNAPSHOT_WEIGHTS,
                   F_SNAPSHOTS),
-    "reconfig": (make_params(3, 2, 32, 16, 60, 4, 400),
-                 with_feature_weights(DEFAULT_WEIGHTS, ["reconfig"]), F_RECONFIG),
+    "reconfig+disk-loss": (make_params(3, 2, 32, 16, 60, 4, 400),
+                           with_feature_weights(DEFAULT_WEIGHTS, ["reconfig", "disk_loss"]),
+                           F_DISK_LOSS),
 }
 
 

@@ -40,16 +40,19 @@ def test_layout_exports_the_tables_ids_and_columns_as_plain_ints():
 def test_ids_and_columns_stay_as_recorded_traces_hash_them():
     # Fingerprints in recorded traces hash type ids and columns F_CORR+1 ..
     # FINGERPRINT_WIDTH-1: a new message type goes at the end of the table, a new field of
-    # an old type past those columns, and these stay as they are.
+    # an old type past those columns or, if it is 0 in every walk recorded before it (the
+    # directory ids: 0 unless a disk is lost), in a column that was unused and so 0; and
+    # these stay as they are.
     assert MSG_NAMES[1:9] == (
         "VoteRequest", "VoteResponse", "BeginQuorumEpochRequest", "BeginQuorumEpochResponse",
         "EndQuorumEpochRequest", "EndQuorumEpochResponse", "FetchRequest", "FetchResponse")
     payload = {mt.name: [n for n, _ in sorted(col.items(), key=lambda x: x[1])][len(HEADER):]
                for mt, col in zip(MESSAGE_TYPES, TYPE_COLUMNS)}
-    assert payload["VoteRequest"] == ["last_epoch", "last_offset", "pre_vote"]
+    assert payload["VoteRequest"] == ["last_epoch", "last_offset", "pre_vote", "candidate_dir",
+                                      "voter_dir"]
     assert payload["VoteResponse"] == ["error", "leader", "pre_vote", "granted"]
     assert payload["EndQuorumEpochRequest"] == ["req_leader", "successors"]
-    assert payload["FetchRequest"] == ["fetch_offset", "last_fetched_epoch"]
+    assert payload["FetchRequest"] == ["fetch_offset", "last_fetched_epoch", "replica_dir"]
     assert payload["FetchResponse"][:7] == ["error", "leader", "hw", "diverging_epoch",
                                             "diverging_end", "base_offset", "n_records"]
     assert layout.FINGERPRINT_WIDTH == 12 and layout.F_SNAPSHOT_END >= 12

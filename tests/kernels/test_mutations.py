@@ -1,6 +1,7 @@
 """The known-bug mutations are found, and the unmutated kernel is clean, on one fixed
 small budget: 5000 swarm walks of depth 500, 3 voters + 1 observer (+ 2 observers with
-voter changes: observers to add), fixed seed."""
+voter changes: observers to add; disk loss comes with voter changes, so a wiped voter can
+come back), fixed seed."""
 import collections
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 
 from conftest import (
     F, F_COMMIT_OLD_EPOCH, F_DOUBLE_VOTE, F_NO_CHECK_QUORUM, F_NOPV, F_RESTARTED_LEADER,
-    F_RECONFIG, F_SNAPSHOTS,
+    F_DISK_LOSS, F_RECONFIG, F_SNAPSHOTS, F_WIPED_SAME_ID,
 )
 from kraftwalk.kernels.checkers import (
     COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, HIGH_WATERMARK_MONOTONIC, INVARIANT_NAMES,
@@ -17,7 +18,7 @@ from kraftwalk.kernels.checkers import (
     OBSERVER_CONSISTENCY, QUORUM_OVERLAP,
 )
 from kraftwalk.kernels.features import (
-    MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, RECONFIG,
+    DISK_LOSS, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, RECONFIG,
     SNAPSHOTS,
 )
 from kraftwalk.kernels.layout import make_params
@@ -32,6 +33,7 @@ SNAPSHOT_PARAMS = make_params(3, 1, 32, 16, 60, 4, DEPTH, snapshots=True)
 SNAPSHOT_WEIGHTS = with_feature_weights(DEFAULT_WEIGHTS, ["snapshots"])
 RECONFIG_PARAMS = make_params(3, 2, 32, 16, 60, 4, DEPTH)
 RECONFIG_WEIGHTS = with_feature_weights(DEFAULT_WEIGHTS, ["reconfig"])
+DISK_LOSS_WEIGHTS = with_feature_weights(DEFAULT_WEIGHTS, ["reconfig", "disk_loss"])
 
 _cache = {}
 
@@ -44,6 +46,8 @@ def run(features):
             params, weights = SNAPSHOT_PARAMS, SNAPSHOT_WEIGHTS
         if features & RECONFIG:
             params, weights = RECONFIG_PARAMS, RECONFIG_WEIGHTS
+        if features & DISK_LOSS:
+            weights = DISK_LOSS_WEIGHTS
         _cache[features] = run_chunk(SEED, 0, WALKS, params, weights, True, features)
     return _cache[features]
 
@@ -55,9 +59,9 @@ def found(features):
     return collections.Counter(INVARIANT_NAMES[k - 1] for k in inv[inv > 0])
 
 
-@pytest.mark.parametrize("features", [F, F_NOPV, F_NO_CHECK_QUORUM, F_SNAPSHOTS, F_RECONFIG],
+@pytest.mark.parametrize("features", [F, F_NOPV, F_NO_CHECK_QUORUM, F_SNAPSHOTS, F_DISK_LOSS],
                          ids=["pre-vote", "no-pre-vote", "no-check-quorum(liveness)",
-                              "snapshots", "reconfig"])
+                              "snapshots", "reconfig+disk-loss"])
 def test_unmutated_kernel_finds_no_violation(features):
     stats, viol, _ = run(features)
     assert found(features) == {}, found(features)
@@ -65,7 +69,9 @@ def test_unmutated_kernel_finds_no_violation(features):
     # and the budget is a real one: elections, commits and faults happened
     from kraftwalk.kernels.layout import STAT_NAMES
     col = {n: stats[:, k] for k, n in enumerate(STAT_NAMES)}
-    assert col["leader_changes"].sum() > WALKS
+    # (a wiped voter is out of the quorum until it is removed and added back: fewer
+    # elections finish with disk loss on)
+    assert col["leader_changes"].sum() > (WALKS // 2 if features & DISK_LOSS else WALKS)
     assert col["committed"].sum() > WALKS
     assert col["crashes"].sum() > WALKS
     assert col["truncations"].sum() > 0
@@ -73,6 +79,8 @@ def test_unmutated_kernel_finds_no_violation(features):
         assert col["snapshots"].sum() > WALKS // 2 and col["snapshots_loaded"].sum() > 0
     if features & RECONFIG:
         assert col["voter_changes"].sum() > WALKS // 10
+    if features & DISK_LOSS:
+        assert col["disk_losses"].sum() > WALKS // 2
 
 
 RECONFIG_CONSEQUENCES = {AT_MOST_ONE_UNCOMMITTED_VOTER_SET, QUORUM_OVERLAP, ELECTION_SAFETY,
@@ -95,6 +103,13 @@ MUTATIONS = {
                                AT_MOST_ONE_UNCOMMITTED_VOTER_SET, RECONFIG_CONSEQUENCES),
     "two-pending-changes": (F_RECONFIG | MUT_TWO_PENDING_CHANGES,
                             AT_MOST_ONE_UNCOMMITTED_VOTER_SET, RECONFIG_CONSEQUENCES),
+    # disk loss without directory ids: the empty disk votes a second time in an epoch its
+    # key voted in; or a committed entry is at once on fewer voters (by key) than a
+    # majority; or a leader is elected without it
+    "wiped-replica-same-id": (F_WIPED_SAME_ID, VOTE_UNIQUENESS,
+                              {MAJORITY_REACHED_HIGH_WATERMARK, VOTE_UNIQUENESS,
+                               LEADER_COMPLETENESS, STATE_MACHINE_SAFETY, ELECTION_SAFETY,
+                               OBSERVER_CONSISTENCY, QUORUM_OVERLAP, LOG_MATCHING}),
 }
 
 

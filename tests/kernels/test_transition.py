@@ -16,8 +16,8 @@ from kraftwalk.config import RunConfig
 
 
 def test_every_node_family_is_listed_once():
-    # 8, 2 with snapshots, 2 with voter changes
-    assert len(set(NODE_FAMILIES)) == len(NODE_FAMILIES) == 12
+    # 8, 2 with snapshots, 2 with voter changes, 1 with disk loss
+    assert len(set(NODE_FAMILIES)) == len(NODE_FAMILIES) == 13
     assert all(0 <= f < N_FAMILIES for f in NODE_FAMILIES)
 
 

@@ -35,20 +35,20 @@ from kraftwalk.kernels.checkers import (
     LEADER_APPEND_ONLY, VOTE_UNIQUENESS,
 )
 from kraftwalk.kernels.features import (
-    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT, MUT_RESTARTED_LEADER,
-    MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, PRE_VOTE,
-    RECONFIG, SNAPSHOTS,
+    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT,
+    MUT_RESTARTED_LEADER, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW,
+    MUT_TWO_PENDING_CHANGES, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.layout import (
-    BOUND_EPOCH, BOUND_LOG, BOUND_NAMES, BOUND_NONE, BOUND_STUCK, S_BOUND_HIT,
-    S_SNAPSHOTS_LOADED, S_VOTER_CHANGES, STATS_BASE,
-    V_STEP, make_params,
+    BOUND_EPOCH, BOUND_LOG, BOUND_NAMES, BOUND_NONE, BOUND_STUCK, REACHED, S_BOUND_HIT,
+    S_DISK_LOSSES, S_SNAPSHOTS_LOADED, S_VOTER_CHANGES, STATS_BASE, TARGET_NAMES,
+    T_WIPED_VOTER_READDED, V_STEP, make_params,
 )
 from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
 from kraftwalk.kernels.transition import (
     FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE,
     FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_TIMEOUT, FAMILY_NAMES, N_FAMILIES,
-    FAM_CLEAN, FAM_SNAPSHOT, TARGET_FAMILIES,
+    FAM_CLEAN, FAM_DISK_LOSS, FAM_SNAPSHOT, TARGET_FAMILIES,
 )
 from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
 from kraftwalk.reference import ReferenceCluster
@@ -65,6 +65,7 @@ F_COMMIT_OLD_EPOCH = F | MUT_COMMIT_OLD_EPOCH
 F_RESTARTED_LEADER = F | MUT_RESTARTED_LEADER
 F_SNAPSHOTS = F | SNAPSHOTS
 F_RECONFIG = F | RECONFIG
+F_DISK_LOSS = F | DISK_LOSS
 
 MASTER_SEED = 20240601
 DEPTH = 200
@@ -78,7 +79,8 @@ def _params(voters, observers, log_capacity=16, msg_slots=16, max_epoch=20, max_
 
 def weights_for(features):
     """The swarm's base weights, with the families of the features that are on weighed."""
-    on = [name for name, bit in (("snapshots", SNAPSHOTS), ("reconfig", RECONFIG))
+    on = [name for name, bit in (("snapshots", SNAPSHOTS), ("reconfig", RECONFIG),
+                                 ("disk_loss", DISK_LOSS))
           if features & bit]
     return with_feature_weights(DEFAULT_WEIGHTS, on)
 
@@ -101,6 +103,11 @@ CONFIGS = {
                        {"stats": {"snapshots", "snapshots_loaded"}}),
     # voter changes: observers added, voters removed, a leader removing itself
     "3v2o-reconfig": (_params(3, 2), F_RECONFIG, {"stats": {"voter_changes"}}),
+    # disk loss with directory ids: wiped nodes restart as observers under a new key, and
+    # voter changes remove the old key and add the new one
+    "3v2o-reconfig-disk-loss": (_params(3, 2), F_RECONFIG | DISK_LOSS,
+                                {"stats": {"voter_changes", "disk_losses"},
+                                 "targets": {"DiskLost", "WipedVoterReadded"}}),
 }
 
 # Long suite only (three more masks to compile): each mutation with the check that catches
@@ -120,16 +127,21 @@ DEEP_CONFIGS = {
     "reconfig-before-commit": (_params(3, 2), F_RECONFIG | MUT_RECONFIG_BEFORE_COMMIT, {}),
     "two-pending-changes-deep": (_params(3, 2), (F_RECONFIG | MUT_TWO_PENDING_CHANGES)
                                  ^ (1 << AT_MOST_ONE_UNCOMMITTED_VOTER_SET), {}),
+    # disk loss without voter changes: a wiped voter is an observer for good
+    "3v1o-disk-loss": (_params(3, 1), F_DISK_LOSS, {}),
+    "wiped-replica-same-id": (_params(3, 1), F_DISK_LOSS | MUT_WIPED_SAME_ID, {}),
 }
 
 PLAIN = int(os.environ.get("KRAFTWALK_DIFF_WALKS", 50))   # first walks of each config
 SCAN = 400              # walks scanned for violations and bounds
 EXTRA = 8               # of those, how many violating / bound-hitting walks to add
 PROBE_EVERY = 16        # probe enabledness every this many steps
+# coverage targets that few walks reach (a wiped voter added back: about 1 walk in 700)
+RARE_TARGETS = 1 << T_WIPED_VOTER_READDED
 LONG_WALKS = int(os.environ.get("KRAFTWALK_DIFF_LONG_WALKS", 1000))
 
 NODE_FAMILIES = (FAM_TIMEOUT, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_QUORUM, FAM_RESIGN,
-                 FAM_CRASH, FAM_RESTART, FAM_SNAPSHOT, FAM_CLEAN)
+                 FAM_CRASH, FAM_RESTART, FAM_SNAPSHOT, FAM_CLEAN, FAM_DISK_LOSS)
 MESSAGE_FAMILIES = (FAM_DELIVER, FAM_LOSE, FAM_DUPLICATE)
 
 
@@ -225,32 +237,37 @@ def compare_walk(name, params, features, walk_index, probe=True):
             break
     # the replay ended where the recording did, with the same verdict and statistics
     assert int(viol[0]) == code, f"{where}: recorded {viol.tolist()}, replayed {code}"
+    reached = {name for t, name in enumerate(TARGET_NAMES) if int(w.scal[REACHED]) >> t & 1}
     bound = int(w.scal[S_BOUND_HIT])
     recorded_bound = int(stats[S_BOUND_HIT - STATS_BASE])
     # (a recording also ends 'stuck' when nothing is enabled; a replay never says so)
     if recorded_bound == BOUND_STUCK:
         recorded_bound = BOUND_NONE
     assert bound == ref.bound_hit == recorded_bound
-    return len(actions), code, bound, ref.stats
+    return len(actions), code, bound, ref.stats, reached
 
 
 def select_walks(params, features):
     """The first PLAIN walks, plus violating and bound-hitting ones from a scan (and, with
     snapshots on, ones in which a follower installed a downloaded snapshot; with voter
-    changes on, ones that changed voters)."""
+    changes on, ones that changed voters; with disk loss on, ones that lost a disk, and
+    any that reached one of RARE_TARGETS)."""
     chosen = list(range(PLAIN))
-    violating, bounded, loaded = [], [], []
+    violating, bounded, loaded, rare = [], [], [], []
     for i in range(PLAIN, PLAIN + SCAN):
-        _, stats, viol, _, _ = record_walk(MASTER_SEED, i, params, weights_for(features), True,
+        _, stats, viol, _, w = record_walk(MASTER_SEED, i, params, weights_for(features), True,
                                            features)
-        if viol[0] and len(violating) < EXTRA:
+        if int(w.scal[REACHED]) & RARE_TARGETS and len(rare) < EXTRA:
+            rare.append(i)
+        elif viol[0] and len(violating) < EXTRA:
             violating.append(i)
         elif stats[S_BOUND_HIT - STATS_BASE] in (BOUND_EPOCH, BOUND_LOG) and len(bounded) < EXTRA:
             bounded.append(i)
         elif (stats[S_SNAPSHOTS_LOADED - STATS_BASE] > 0
-              or stats[S_VOTER_CHANGES - STATS_BASE] > 1) and len(loaded) < EXTRA:
+              or stats[S_VOTER_CHANGES - STATS_BASE] > 1
+              or stats[S_DISK_LOSSES - STATS_BASE] > 1) and len(loaded) < EXTRA:
             loaded.append(i)
-    return chosen + violating + bounded + loaded
+    return chosen + violating + bounded + loaded + rare
 
 
 # ---- tests ------------------------------------------------------------------------------
@@ -258,10 +275,12 @@ def select_walks(params, features):
 def test_kernel_and_reference_agree(name, capsys):
     params, features, expect = CONFIGS[name]
     steps = 0
-    seen_violations, seen_bounds, seen_stats = set(), set(), set()
+    seen_violations, seen_bounds, seen_stats, seen_targets = set(), set(), set(), set()
     for i in select_walks(params, features):
-        n, code, bound, stats = compare_walk(name, params, features, i, probe=i < PLAIN)
+        n, code, bound, stats, reached = compare_walk(name, params, features, i,
+                                                      probe=i < PLAIN)
         seen_stats |= {k for k, v in stats.items() if v}
+        seen_targets |= reached
         steps += n
         if code > 0:
             seen_violations.add(INVARIANT_NAMES[code - 1])
@@ -274,8 +293,19 @@ def test_kernel_and_reference_agree(name, capsys):
     assert expect.get("bounds", set()) <= seen_bounds, (
         name, [BOUND_NAMES[b] for b in seen_bounds])
     assert expect.get("stats", set()) <= seen_stats, (name, seen_stats)
+    assert expect.get("targets", set()) <= seen_targets, (name, seen_targets)
     if not expect.get("violations"):
         assert not seen_violations, f"{name}: the unmutated protocol broke {seen_violations}"
+
+
+@pytest.mark.parametrize("features", [F, F_RECONFIG])
+def test_disk_loss_needs_its_feature(features):
+    """A replayed disk_loss action is not enabled in a walk without disk loss (its family
+    exists once voter changes are on, and a foreign trace may name it in any walk)."""
+    params = CONFIGS["3v1o-prevote"][0]
+    ref = ReferenceCluster(params, features)
+    assert not ref.enabled((FAM_DISK_LOSS, 0, 0))
+    assert apply_and_check(new_walk(params), (FAM_DISK_LOSS, 0, 0), features) == -1
 
 
 @pytest.mark.long
@@ -286,7 +316,7 @@ def test_kernel_and_reference_agree_long(name, capsys):
     verdicts: dict[str, int] = {}
     bounds: dict[str, int] = {}
     for i in range(LONG_WALKS):
-        n, code, bound, _ = compare_walk(name, params, features, i, probe=i % 10 == 0)
+        n, code, bound, _, _ = compare_walk(name, params, features, i, probe=i % 10 == 0)
         steps += n
         walks += 1
         verdicts[verdict(code)] = verdicts.get(verdict(code), 0) + 1

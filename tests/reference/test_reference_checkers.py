@@ -17,7 +17,7 @@ from kraftwalk.kernels.checkers import (
     SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY,
     VOTE_UNIQUENESS,
 )
-from kraftwalk.kernels.features import RECONFIG, SNAPSHOTS
+from kraftwalk.kernels.features import DISK_LOSS, RECONFIG, SNAPSHOTS
 from kraftwalk.kernels.layout import FOLLOWER, LEADER, RESIGNED, UNATTACHED
 from kraftwalk.reference import Params, ReferenceCluster
 from kraftwalk.reference.checkers import check_invariants
@@ -505,5 +505,59 @@ def test_majority_reached_high_watermark_counts_the_set_the_hw_moved_with():
     c = cluster(checks=RECONFIG_CHECKS)
     put(c, 0, role=LEADER, log=log, hw=2, voted=0)
     put(c, 1, role=FOLLOWER, log=log[:2], leader=0)
-    c.history.hw_raised(c.nodes[0], {0, 1, 2, 3})
+    c.history.hw_raised(c.nodes[0], dict.fromkeys({0, 1, 2, 3}, 0))
     assert verdict(c) == "MajorityReachedHighWatermark"
+
+
+# ---- disk loss (KIP-853 directory ids) ----------------------------------------------------
+DISK_LOSS_CHECKS = ALL_CHECKS | DISK_LOSS
+
+
+@pytest.mark.parametrize("checks, dir2, want", [
+    (DISK_LOSS_CHECKS, 0, "MajorityReachedHighWatermark"),   # 2 lacks it under its key
+    (DISK_LOSS_CHECKS, 1, None),                             # key (2, 0)'s disk is gone
+    (ALL_CHECKS, 1, "MajorityReachedHighWatermark"),         # no directory ids: no exemption
+])
+def test_majority_reached_high_watermark_with_a_lost_disk(checks, dir2, want):
+    """Leader 0's HW 2 is held by 0 alone; voter 2's log is empty. If 2's disk was replaced
+    (directory id 1), key (2, 0) of the voter set can never vote or fetch again: it is in
+    no majority that lacks the entries, so it counts as holding them."""
+    c = cluster(checks=checks)
+    put(c, 0, role=LEADER, log=E1, hw=2, voted=0)
+    put(c, 1, role=FOLLOWER, log=E1[:1], leader=0)
+    put(c, 2, log=[])
+    c.nodes[2].dir = dir2
+    assert verdict(c) == want
+    if want:
+        assert where(c) == (0, -1, 1, 1)
+
+
+@pytest.mark.parametrize("dir2, want", [(1, "MajorityReachedHighWatermark"), (2, None)])
+def test_majority_reached_high_watermark_counts_the_key_the_hw_moved_with(dir2, want):
+    """Voter 2 was removed and added back under directory id 1; leader 0's HW moved with
+    keys {(0, 0), (1, 0), (2, 1)}. Node 2 on directory 1 lacks the entries: that key must
+    hold them like any voter. Once 2 loses that disk too (directory 2), it need not."""
+    log = [(1, -1), (1, voters_record_value({0, 1}, 1)),
+           (1, voters_record_value({0, 1, 2}, 2, added_dir=1)), (1, 4)]
+    c = cluster(checks=DISK_LOSS_CHECKS | RECONFIG)
+    put(c, 0, role=LEADER, log=log, hw=4, voted=0)
+    put(c, 1, role=FOLLOWER, log=log[:3], leader=0)
+    put(c, 2, role=FOLLOWER, log=log[:3], leader=0)
+    c.nodes[2].dir = dir2
+    c.history.hw_raised(c.nodes[0], {0: 0, 1: 0, 2: 1})
+    assert verdict(c) == want
+
+
+def test_vote_uniqueness_is_per_key():
+    """A replaced disk is a new key that has cast no vote: voting again in an epoch its old
+    disk voted in is no violation. The same key voting twice is."""
+    c = cluster(checks=DISK_LOSS_CHECKS)
+    put(c, 1, epoch=3, voted=0)
+    assert verdict(c) is None
+    c.nodes[1].dir = 1
+    c.nodes[1].voted_id = 2
+    assert verdict(c) is None      # not a voter in its own view, and a new key anyway
+    c.history.vote_granted(c, 1, 2, 3)
+    assert verdict(c) is None
+    c.history.vote_granted(c, 1, 0, 3)
+    assert verdict(c) == "VoteUniqueness"

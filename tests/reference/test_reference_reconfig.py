@@ -283,7 +283,7 @@ def test_the_new_set_counts_from_its_append():
     fetch_round(c, 3, 0)
     fetch_round(c, 3, 0)
     assert c.nodes[0].hw == 2
-    assert c.history.hw_voters[0] == {0, 1, 2, 3}
+    assert c.history.hw_voters[0] == {0: 0, 1: 0, 2: 0, 3: 0}
 
 
 # ---- nodes outside the voter set ---------------------------------------------------------------
