@@ -136,8 +136,10 @@ PLAIN = int(os.environ.get("KRAFTWALK_DIFF_WALKS", 50))   # first walks of each 
 SCAN = 400              # walks scanned for violations and bounds
 EXTRA = 8               # of those, how many violating / bound-hitting walks to add
 PROBE_EVERY = 16        # probe enabledness every this many steps
-# coverage targets that few walks reach (a wiped voter added back: about 1 walk in 700)
+# coverage targets that few walks reach (a wiped voter added back: about 1 walk in 700),
+# looked for in up to RARE_SCAN walks when the scan found none
 RARE_TARGETS = 1 << T_WIPED_VOTER_READDED
+RARE_SCAN = 5000
 LONG_WALKS = int(os.environ.get("KRAFTWALK_DIFF_LONG_WALKS", 1000))
 
 NODE_FAMILIES = (FAM_TIMEOUT, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_QUORUM, FAM_RESIGN,
@@ -267,6 +269,13 @@ def select_walks(params, features):
               or stats[S_VOTER_CHANGES - STATS_BASE] > 1
               or stats[S_DISK_LOSSES - STATS_BASE] > 1) and len(loaded) < EXTRA:
             loaded.append(i)
+    if features & DISK_LOSS and features & RECONFIG:
+        i = PLAIN + SCAN
+        while not rare and i < PLAIN + RARE_SCAN:
+            w = record_walk(MASTER_SEED, i, params, weights_for(features), True, features)[4]
+            if int(w.scal[REACHED]) & RARE_TARGETS:
+                rare.append(i)
+            i += 1
     return chosen + violating + bounded + loaded + rare
 
 
