@@ -160,11 +160,6 @@ def refresh_voters(w, i):
     set_voters(w, i, mask, k, dirs)
 
 
-@kernel(inline="always")
-def self_voter_changed(w, i):
-    """Node i's directory id changed (a disk loss): is its own key still a voter?"""
-    set_voters(w, i, voters(w, i), w.node[VOTERS_AT, i], w.node[VOTER_DIRS, i])
-
 
 @kernel
 def majorities_intersect(a, b):
