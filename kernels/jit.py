@@ -5,7 +5,10 @@ never allocate, and without it passing the walk's arrays to a function costs
 no atomic increfs and decrefs (with it, a call cost ~70 atomics: 40x slower).
 Any allocation inside a kernel is then a compile error, which is the point.
 """
+import threading
+
 from numba import njit
+from numba.core import event, ir_utils
 
 
 def kernel(fn=None, **options):
@@ -15,6 +18,31 @@ def kernel(fn=None, **options):
         return lambda f: njit(**options)(f)
     return njit(**options)(fn)
 
+
+class _FreshLabelsPerCompile(event.Listener):
+    """Numba numbers IR blocks from one process-wide counter, and each inlining of
+    an ``inline="always"`` callee that itself inlined others offsets its labels past
+    the counter, so the counter about doubles per such inlining (~35 decimal digits
+    per feature mask of this kernel). After ~30 masks in one process a block name
+    passes LLVM's 1024-character limit and the compile fails ("name is too long").
+    Every top-level compile starts from fresh bytecode, so it may start the counter
+    from zero as a fresh process does; nested compiles (callees) keep it."""
+
+    def __init__(self):
+        self._depth = threading.local()
+
+    def on_start(self, ev):
+        depth = getattr(self._depth, "n", 0)
+        if depth == 0:
+            ir_utils._the_max_label._value = 0
+        self._depth.n = depth + 1
+
+    def on_end(self, ev):
+        self._depth.n -= 1
+
+
+if hasattr(getattr(ir_utils, "_the_max_label", None), "_value"):
+    event.register("numba:compile", _FreshLabelsPerCompile())
 
 _ENTRY_POINTS = {}
 

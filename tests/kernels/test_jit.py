@@ -1,0 +1,43 @@
+"""Numba's process-wide block-label counter must not grow from one top-level
+compile to the next: unchecked, it doubled with each nested inlining until, ~30
+feature masks into one process, a block name passed LLVM's 1024-character limit
+and the compile failed."""
+from numba.core import ir_utils
+
+from kraftwalk.kernels.jit import kernel
+
+
+@kernel(inline="always", cache=False)
+def _leaf(x):
+    if x > 3:
+        return x - 1
+    return x + 1
+
+
+@kernel(inline="always", cache=False)
+def _middle(x):
+    return _leaf(x) + _leaf(x + 1)
+
+
+@kernel(inline="always", cache=False)
+def _upper(x):
+    return _middle(x) * _middle(x - 1)
+
+
+@kernel(cache=False)
+def _top(x, k):
+    total = 0
+    for i in range(k):
+        total += _upper(x + i) + _upper(x - i)
+    return total
+
+
+def test_each_top_level_compile_starts_the_label_counter_afresh():
+    sizes = []
+    for n, ty in enumerate(("int64", "int32", "int16", "int8", "uint64", "uint32", "uint16",
+                            "uint8", "float64", "float32")):
+        _top.compile(f"({ty}, int64)")
+        sizes.append(ir_utils._the_max_label._value)
+    assert _top(5, 3) == _top.py_func(5, 3)
+    # without the reset the counter more than doubles per compile: 2**10 apart by now
+    assert max(sizes) < 4 * min(sizes), sizes
