@@ -103,7 +103,7 @@ rm -rf "$T3"
 # Snapshots and voter changes (issue 10) against the checkout before them (the md's
 # caption and its "new" name were written by hand).
 T4=$(mktemp -d)
-python experiments/compare_speed.py --old 6731bea --rounds 5 --out "$T4"
+python experiments/compare_speed.py --old 6731bea --rounds 3 --out "$T4"
 mv "$T4/compare-speed.md" "$R/compare-speed-issue10.md"
 mv "$T4/compare-speed.json" "$R/compare-speed-issue10.json"
 rm -rf "$T4"

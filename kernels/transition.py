@@ -178,13 +178,11 @@ def _mark(w, masks, f, i, features):
         masks[f] |= 1 << i
 
 
-@kernel(inline="always")
+@kernel
 def node_masks(w, masks, i, features):
     """Set node i's bit in the mask of every node family it may act in now. One call
     per family, each with a constant family, so the compiler folds the rule's
-    dispatch away (a loop over NODE_FAMILIES would keep it in the hot path).
-    Inlined: as a call it costs more than its body (the walk's arrays are passed by
-    value, ~60 words), and LLVM stopped inlining it once the feature families grew it."""
+    dispatch away (a loop over NODE_FAMILIES would keep it in the hot path)."""
     _mark(w, masks, FAM_TIMEOUT, i, features)
     _mark(w, masks, FAM_SEND, i, features)
     _mark(w, masks, FAM_CLIENT_APPEND, i, features)
