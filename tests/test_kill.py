@@ -5,7 +5,6 @@ says how the run ended, and no worker outlives the run."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess

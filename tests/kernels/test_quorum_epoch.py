@@ -3,7 +3,6 @@
 Rules: KafkaRaftClient.handleBeginQuorumEpochRequest / handleEndQuorumEpochRequest,
 QuorumState.maybeTransition, ResignedState (Kafka's raft/ sources).
 """
-import pytest
 
 from conftest import (
     F_NOPV, act, begin_round, cluster_with_leader, copy_walk, craft, deliver, duplicate, elect,
