@@ -16,17 +16,18 @@ from kraftwalk.kernels.checkers import ALL_CHECKS, MAJORITY_REACHED_HIGH_WATERMA
 from kraftwalk.kernels.features import DISK_LOSS, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG
 from kraftwalk.kernels.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, ERR_INVALID_VOTER_KEY, ERR_NONE,
-    FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER, MAX_DIR, PROSPECTIVE, UNATTACHED,
+    FOLLOWER, LEADER, MAX_DIR, PROSPECTIVE, UNATTACHED,
     VOTE_REQUEST, VOTE_RESPONSE,
 )
 from kraftwalk.kernels.transition import (
-    FAM_ADD_VOTER, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DISK_LOSS, FAM_REMOVE_VOTER,
+    FAM_ADD_VOTER, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DISK_LOSS, FAM_REMOVE_VOTER,
     FAM_SEND, FAM_TIMEOUT,
 )
 from kraftwalk.reference import Params, ReferenceCluster
 from kraftwalk.reference.election import can_grant_vote
-from kraftwalk.reference.encoding import message_fingerprint
 from kraftwalk.reference.voters import is_voter, record_added_dir, voter_keys
+
+from driving import act, deliver, fetch_round, find, request
 
 F = PRE_VOTE | ALL_CHECKS
 F_DISK_LOSS = F | DISK_LOSS
@@ -36,38 +37,6 @@ F_RECONFIG_DISK_LOSS = F_DISK_LOSS | RECONFIG
 # ---- driving a cluster ------------------------------------------------------------------
 def cluster(features=F_RECONFIG_DISK_LOSS, voters=3, observers=1):
     return ReferenceCluster(Params(voters, observers, log_capacity=16, msg_slots=16), features)
-
-
-def act(c, action, expect=0):
-    """Apply one action; by default it must be enabled and break no invariant."""
-    got = c.apply_and_check(action)
-    assert got == expect, f"{action}: got {got}, want {expect}; {c.describe()}"
-    return got
-
-
-def find(c, mtype, src, dst):
-    for k, m in enumerate(c.net.messages):
-        if (m.type, m.src, m.dst) == (mtype, src, dst):
-            return k, m
-    raise AssertionError(f"no message {mtype} {src}->{dst} in flight; {c.describe()}")
-
-
-def deliver(c, mtype, src, dst, expect=0):
-    k, m = find(c, mtype, src, dst)
-    act(c, (FAM_DELIVER, k, message_fingerprint(m)), expect)
-    return m
-
-
-def request(c, a, b, req, resp):
-    """a sends b the request its role calls for; b answers; a handles the answer (which is
-    returned)."""
-    act(c, (FAM_SEND, a, b))
-    deliver(c, req, a, b)
-    return deliver(c, resp, b, a)
-
-
-def fetch_round(c, a, b):
-    return request(c, a, b, FETCH_REQUEST, FETCH_RESPONSE)
 
 
 def lose_disk(c, i, expect=0):

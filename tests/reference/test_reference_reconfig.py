@@ -18,21 +18,22 @@ from kraftwalk.kernels.features import (
     MUT_RECONFIG_BEFORE_COMMIT, MUT_TWO_PENDING_CHANGES, PRE_VOTE, RECONFIG,
 )
 from kraftwalk.kernels.layout import (
-    BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
+    BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST,
     FOLLOWER, LEADER, RESIGNED, SERIAL_MASK, UNATTACHED, VOTE_REQUEST, VOTE_RESPONSE,
     VOTERS_SHIFT, VOTERS_TAG,
 )
 from kraftwalk.kernels.transition import (
-    FAM_ADD_VOTER, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_FLUSH, FAM_REMOVE_VOTER,
+    FAM_ADD_VOTER, FAM_CLIENT_APPEND, FAM_CRASH, FAM_FLUSH, FAM_REMOVE_VOTER,
     FAM_SEND, FAM_TIMEOUT,
 )
 from kraftwalk.reference import Params, ReferenceCluster
-from kraftwalk.reference.encoding import message_fingerprint
 from kraftwalk.reference.log import truncate
 from kraftwalk.reference.voters import (
     is_voter, is_voters_record, latest_voters_record, majorities_intersect, majority,
     record_voters, voters, voters_record_value,
 )
+
+from driving import act, deliver, fetch_round, request
 
 F = PRE_VOTE | ALL_CHECKS
 F_RECONFIG = F | RECONFIG
@@ -42,31 +43,6 @@ F_RECONFIG = F | RECONFIG
 def cluster(voters_=3, observers=1, features=F_RECONFIG, log_capacity=16):
     return ReferenceCluster(Params(voters_, observers, log_capacity=log_capacity, msg_slots=16),
                             features)
-
-
-def act(c, action, expect=0):
-    """Apply one action; by default it must be enabled and break no invariant."""
-    got = c.apply_and_check(action)
-    assert got == expect, f"{action}: got {got}, want {expect}; {c.describe()}"
-    return got
-
-
-def deliver(c, mtype, src, dst):
-    for k, m in enumerate(c.net.messages):
-        if (m.type, m.src, m.dst) == (mtype, src, dst):
-            return act(c, (FAM_DELIVER, k, message_fingerprint(m)))
-    raise AssertionError(f"no message {mtype} {src}->{dst} in flight; {c.describe()}")
-
-
-def request(c, a, b, req, resp):
-    """a sends b the request its role calls for; b answers; a handles the answer."""
-    act(c, (FAM_SEND, a, b))
-    deliver(c, req, a, b)
-    deliver(c, resp, b, a)
-
-
-def fetch_round(c, a, b):
-    request(c, a, b, FETCH_REQUEST, FETCH_RESPONSE)
 
 
 def elect(c, leader, asked):
