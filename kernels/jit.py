@@ -5,10 +5,16 @@ never allocate, and without it passing the walk's arrays to a function costs
 no atomic increfs and decrefs (with it, a call cost ~70 atomics: 40x slower).
 Any allocation inside a kernel is then a compile error, which is the point.
 """
+import functools
 import threading
 
 from numba import njit
-from numba.core import event, ir_utils
+from numba.core import caching, event, ir_utils
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: saves stay unlocked, as Numba ships them
+    fcntl = None
 
 
 def kernel(fn=None, **options):
@@ -43,6 +49,32 @@ class _FreshLabelsPerCompile(event.Listener):
 
 if hasattr(getattr(ir_utils, "_the_max_label", None), "_value"):
     event.register("numba:compile", _FreshLabelsPerCompile())
+
+
+def _serialized(save):
+    """Numba saves a cache entry by reading the function's index, picking the first
+    free data-file number, writing the index and then the data, with no lock. Two
+    processes that compile different variants of one kernel into the same cache
+    (kraftwalk.precompile does) can pick the same number: one index entry is lost and
+    the other may point at the other variant's code. An exclusive lock per index file
+    around the whole save makes each save see the last one's index."""
+    @functools.wraps(save)
+    def locked_save(self, key, data):
+        try:
+            lock = open(self._index_path + ".lock", "a")
+        except OSError:  # a cache we cannot lock is one we cannot write either
+            return save(self, key, data)
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            return save(self, key, data)
+    locked_save.serialized = True
+    return locked_save
+
+
+_index_file = getattr(caching, "IndexDataCacheFile", None)
+if fcntl is not None and hasattr(_index_file, "save") and not getattr(
+        _index_file.save, "serialized", False):
+    _index_file.save = _serialized(_index_file.save)
 
 _ENTRY_POINTS = {}
 

@@ -95,33 +95,50 @@ def hunt_one(cfg: RunConfig, budget: float) -> dict:
                                                              features) for _ in range(workers))
     start = time.monotonic()
     chunks = stream_chunks(cfg, params, features, workers, chunk_ranges(cfg, start + budget))
-    warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")
+    # joblib warns when a generator of results is closed early, as every find does
+    warnings.filterwarnings("ignore", message=".*tasks (have been successfully executed|"
+                            "which were still being processed).*")
     return first_violation(new_row(cfg, cfg.weights, budget), chunks, INVARIANT_NAMES, start)
+
+
+def hunt_configs(base: RunConfig, mutations: list[str], weights_modes: list[str],
+                 seeds: list[int]) -> list[RunConfig]:
+    """The config of every hunt, in order: per mutation, weights mode (one for a
+    liveness mutation: it has none) and seed, with the features the mutation needs."""
+    from kraftwalk.mutations import mutation_needs, timed_scenario
+
+    out = []
+    for m in mutations:
+        timed = timed_scenario(m) is not None
+        needs = mutation_needs(m)
+        for mode in (weights_modes[:1] if timed else weights_modes):
+            out += [dataclasses.replace(base, mutation=m, weights=mode, seed=s,
+                                        snapshots=base.snapshots or "snapshots" in needs,
+                                        reconfig=base.reconfig or "reconfig" in needs,
+                                        disk_loss=base.disk_loss or "disk_loss" in needs)
+                    for s in seeds]
+    return out
 
 
 def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds: list[int],
          budget: float, log: Callable[[str], None] = print,
          rows: list[dict] | None = None) -> list[dict]:
     """Hunt every (mutation, weights mode, seed); each finished hunt is appended to
-    ``rows`` as it ends, so a stopped hunt keeps them."""
-    from kraftwalk.mutations import mutation_needs, timed_scenario
+    ``rows`` as it ends, so a stopped hunt keeps them. The mutations' kernel variants
+    are compiled first, side by side (kraftwalk.precompile), so the hunts' seconds
+    never include a compile."""
+    from kraftwalk.precompile import precompile
 
     rows = [] if rows is None else rows
-    for m in mutations:
-        timed = timed_scenario(m) is not None  # no weights mode: one hunt per seed
-        for mode in (weights_modes[:1] if timed else weights_modes):
-            for s in seeds:
-                needs = mutation_needs(m)
-                cfg = dataclasses.replace(base, mutation=m, weights=mode, seed=s,
-                                          snapshots=base.snapshots or "snapshots" in needs,
-                                          reconfig=base.reconfig or "reconfig" in needs,
-                                          disk_loss=base.disk_loss or "disk_loss" in needs)
-                row = hunt_one(cfg, budget)
-                rows.append(row)
-                what = (f"{row['invariant']} after {row['walks']:,} walks, {row['steps']:,} steps, "
-                        f"{row['seconds']:.2f} s" if row["found"] else
-                        f"nothing in {row['steps']:,} steps, {row['seconds']:.0f} s")
-                log(f"{m} / {mode} / seed {s}: {what}")
+    configs = hunt_configs(base, mutations, weights_modes, seeds)
+    precompile(configs, base.effective_workers, log)
+    for cfg in configs:
+        row = hunt_one(cfg, budget)
+        rows.append(row)
+        what = (f"{row['invariant']} after {row['walks']:,} walks, {row['steps']:,} steps, "
+                f"{row['seconds']:.2f} s" if row["found"] else
+                f"nothing in {row['steps']:,} steps, {row['seconds']:.0f} s")
+        log(f"{cfg.mutation} / {row['weights']} / seed {cfg.seed}: {what}")
     return rows
 
 

@@ -1,0 +1,77 @@
+"""Compile the kernel variants a job needs side by side, before it starts.
+
+Every feature mask (pre-vote, snapshots, voter changes, enabled checks, a mutation)
+is its own compiled variant of the kernels, about a minute each into an empty cache,
+and a job that needs several (``hunt --all``: one per mutation; a sweep: one per
+distinct cell) used to compile them one after another in the main process. Here
+each variant compiles in its own joblib process into the shared Numba cache (saves
+are serialized per kernel, kernels/jit.py), so N cores compile N variants at once;
+the job then loads each variant from the cache where it used to compile it. A
+variant already cached costs its worker a load.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Callable, Iterable
+
+from kraftwalk.config import RunConfig
+
+
+def variant(cfg: RunConfig) -> tuple:
+    """(kind, params, weights, features) of the kernels ``cfg`` runs: the timed ones for
+    a liveness mutation (hunted with timed walks), else the swarm's."""
+    from kraftwalk.mutations import timed_scenario
+
+    scenario = timed_scenario(cfg.mutation)
+    if scenario is not None:
+        from kraftwalk.elect import kafka_timed
+
+        return ("timed", *kafka_timed(cfg, scenario))
+    from kraftwalk.backends import walk_weights
+    from kraftwalk.runner import features_for, params_for
+
+    return ("swarm", params_for(cfg), walk_weights(cfg), features_for(cfg))
+
+
+def distinct_variants(configs: Iterable[RunConfig]) -> list[tuple]:
+    """One variant per (kind, feature mask), in first-seen order: the compiled code
+    depends on those and on the argument types, which every config shares."""
+    seen: dict[tuple, tuple] = {}
+    for cfg in configs:
+        v = variant(cfg)
+        seen.setdefault((v[0], v[3]), v)
+    return list(seen.values())
+
+
+def _compile(kind: str, params, weights, features: int) -> float:
+    if kind == "timed":
+        from kraftwalk.elect import warm_up
+    else:
+        from kraftwalk.runner import warm_up
+    return warm_up(params, weights, features)
+
+
+def precompile(configs: Iterable[RunConfig], workers: int,
+               log: Callable[[str], None] | None = None) -> float:
+    """Compile (or load) the distinct variants of ``configs`` on up to ``workers``
+    processes; wall seconds taken. With one variant or one worker nothing is gained
+    over compiling in the job itself, so nothing runs."""
+    from joblib import Parallel, delayed
+
+    jobs = distinct_variants(configs)
+    n = min(workers, len(jobs))
+    if n <= 1:
+        return 0.0
+    if log:
+        log(f"compiling {len(jobs)} kernel variants on {n} processes "
+            "(a cached one loads in seconds) ...")
+    # loky replaces a worker whose memory grew (a compile's does) and says so: expected
+    warnings.filterwarnings("ignore", message=".*A worker stopped while some jobs were given")
+    t = time.perf_counter()
+    # loky whatever backend the job runs on: the cache being filled is this machine's
+    Parallel(n_jobs=n, backend="loky")(delayed(_compile)(*v) for v in jobs)
+    seconds = time.perf_counter() - t
+    if log:
+        log(f"compiled in {seconds:.0f} s")
+    return seconds

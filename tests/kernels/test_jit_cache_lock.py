@@ -1,0 +1,52 @@
+"""Two processes saving different variants of one kernel into one Numba cache at
+once (kraftwalk.precompile compiles feature masks side by side) must both land:
+unlocked, both read the same index, pick the same data-file number, and one entry
+is lost or points at the other's code."""
+import subprocess
+import sys
+import textwrap
+
+PROBE = textwrap.dedent("""
+    from kraftwalk.kernels.jit import kernel
+
+    @kernel
+    def probe(x):
+        return x + 1
+""")
+
+# Each saver holds every index read open for a while, so both read the empty index
+# before either writes it: the race happens on every run instead of now and then.
+SAVE = textwrap.dedent("""
+    import sys, time
+    from numba.core import caching
+    import kraftwalk.kernels.jit
+    load = caching.IndexDataCacheFile._load_index
+    def slow_load(self):
+        index = load(self)
+        time.sleep(1.5)
+        return index
+    caching.IndexDataCacheFile._load_index = slow_load
+    from probe import probe
+    probe(eval(sys.argv[1]))  # compiles and saves the variant of that type
+""")
+
+CHECK = textwrap.dedent("""
+    from probe import probe
+    assert probe(1) == 2 and probe(1.5) == 2.5 and probe(2.0 ** 40) == 2.0 ** 40 + 1
+    assert not probe.stats.cache_misses, dict(probe.stats.cache_misses)
+    assert len(probe.stats.cache_hits) == 2, dict(probe.stats.cache_hits)
+""")
+
+
+def test_concurrent_saves_of_two_variants_both_land(tmp_path):
+    (tmp_path / "probe.py").write_text(PROBE)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path),
+           "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    savers = [subprocess.Popen([sys.executable, "-c", SAVE, arg], env=env, cwd=tmp_path,
+                               stderr=subprocess.PIPE, text=True)
+              for arg in ("1", "1.5")]
+    for p in savers:
+        assert p.wait(timeout=120) == 0, p.stderr.read()
+    check = subprocess.run([sys.executable, "-c", CHECK], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stderr
