@@ -100,7 +100,7 @@ def record_vote_granted(w, voter, candidate, epoch, checks):
         w.scal[S_STEPS] -= 1
 
 
-@kernel(inline="always")
+@kernel
 def misses_last_commit(w, vs):
     """QuorumOverlap: can a majority of voter set vs miss every majority of the set that
     last grew the committed log? (False before any commit.)"""

@@ -158,12 +158,12 @@ def fault_happens(c, kind):
     return k >= c.drop.shape[1] or c.drop[kind, k] == 0
 
 
-@kernel(inline="always")
+@kernel
 def due_col(w):
     return w.msgs.shape[1] - 2
 
 
-@kernel(inline="always")
+@kernel
 def parked_col(w):
     return w.msgs.shape[1] - 1
 
@@ -211,7 +211,7 @@ def seed_fault_stream(w, c):
     c.t[FAULT_RNG] = np.int64(mix64(np.uint64(w.scal[RNG]) ^ FAULT_SALT))
 
 
-@kernel(inline="always")
+@kernel
 def fault_u64(c):
     x = np.uint64(c.t[FAULT_RNG]) + GAMMA
     c.t[FAULT_RNG] = np.int64(x)

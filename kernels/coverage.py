@@ -4,7 +4,7 @@ from .jit import kernel
 from .layout import REACHED, REACH_STEP, S_STEPS
 
 
-@kernel(inline="always")
+@kernel
 def reach(w, target, counted):
     """Mark ``target`` reached by the step under way: ``counted`` is 1 where the step is
     already counted (the checks), 0 inside the action itself."""

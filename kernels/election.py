@@ -58,7 +58,7 @@ def prospective_transition_after_election_loss(w, i):
         transition_to_unattached(w, i, w.node[EPOCH, i], -1)
 
 
-@kernel(inline="always")
+@kernel
 def election_timeout_enabled(w, i):
     if w.node[UP, i] == 0:
         return False

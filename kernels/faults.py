@@ -94,7 +94,7 @@ def restart_node(w, i, features):
     return True
 
 
-@kernel(inline="always")
+@kernel
 def lose_disk_enabled(w, i, features):
     """Any node, running or not, may lose its disk: three times per walk (MAX_DIR
     directory ids after the first; without directory ids, any number of times)."""

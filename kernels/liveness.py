@@ -50,7 +50,7 @@ def violate(w, c, prop, a, b, epoch, checks):
         c.t[TS_VIOLATION_AT] = c.t[NOW]
 
 
-@kernel(inline="always")
+@kernel
 def link(w, i, j):
     return (w.node[LINKS, i] >> j) & 1
 

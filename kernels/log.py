@@ -17,13 +17,13 @@ from .voters import apply_voters_record, is_voters_record, refresh_voters
 HASH_SEED = np.uint64(0x6A09E667F3BCC909)
 
 
-@kernel(inline="always")
+@kernel
 def entry_hash(prev, epoch, value):
     key = (np.uint64(np.uint32(epoch)) << np.uint64(32)) | np.uint64(np.uint32(value))
     return mix64(prev ^ mix64(key))
 
 
-@kernel(inline="always")
+@kernel
 def prefix_hash(w, i, length):
     """Hash of the entries [0, length) of node i's log."""
     if length <= 0:
@@ -31,7 +31,7 @@ def prefix_hash(w, i, length):
     return w.hashes[LOG_HASH + i, length - 1]
 
 
-@kernel(inline="always")
+@kernel
 def last_epoch(w, i):
     """Epoch of the last entry in node i's log, 0 when empty."""
     n = w.node[LOG_END, i]
@@ -73,7 +73,7 @@ def truncate_to(w, i, offset):
             refresh_voters(w, i)
 
 
-@kernel(inline="always")
+@kernel
 def flush(w, i):
     w.node[FLUSHED_END, i] = w.node[LOG_END, i]
 
@@ -95,7 +95,7 @@ def end_offset_for_epoch(w, i, epoch):
     return w.log[ENTRY_EPOCH, i, k], k + 1
 
 
-@kernel(inline="always")
+@kernel
 def log_up_to_date(last_epoch_a, end_a, last_epoch_b, end_b):
     """True when a log ending (last_epoch_a, end_a) is at least as up to date as b."""
     if last_epoch_a != last_epoch_b:

@@ -13,12 +13,12 @@ from .layout import (
 )
 
 
-@kernel(inline="always")
+@kernel
 def capacity(w):
     return w.msgs.shape[0] - 1
 
 
-@kernel(inline="always")
+@kernel
 def link_up(w, src, dst):
     return (w.node[LINKS, src] >> dst) & 1
 
@@ -49,7 +49,7 @@ def new_message(w, mtype, src, dst, epoch):
     return k
 
 
-@kernel(inline="always")
+@kernel
 def copy_row(a, src, dst):
     for f in range(a.shape[1]):
         a[dst, f] = a[src, f]

@@ -25,7 +25,7 @@ from .log import append_entry
 from .voters import has_majority, in_voters, majority, popcount, voter_count, voters
 
 
-@kernel(inline="always")
+@kernel
 def intend(w, i, bits):
     """Record timer intents for the timed chooser: handlers say what Kafka's state
     would do with its timers (restart, back off) and never read a clock."""
@@ -134,7 +134,7 @@ def reset_leader_state(w, i):
     w.node[REJECTED, i] = 0
 
 
-@kernel(inline="always")
+@kernel
 def validate_leader_only_request(w, i, epoch):
     """validateLeaderOnlyRequest: the error a request of ``epoch`` that only the leader
     answers (Fetch, FetchSnapshot) gets at node i, ERR_NONE if i leads that epoch."""
@@ -211,14 +211,14 @@ def transition_to_resigned(w, i, successors):
     w.scal[S_RESIGNATIONS] += 1
 
 
-@kernel(inline="always")
+@kernel
 def vote_rejected(w, i):
     """EpochElection.isVoteRejected: the granted votes plus the unrecorded ones can no
     longer make a majority."""
     return voter_count(w, i) - popcount(w.node[REJECTED, i]) < majority(w, i)
 
 
-@kernel(inline="always")
+@kernel
 def follows_new_leader(w, i, leader):
     """Same epoch, a message names ``leader``: does node i start following it? Only if
     it knew no leader, or (an Unattached observer after its fetch timeout) knew only

@@ -35,7 +35,7 @@ from .log import append_entry
 from .voters import voter_count, voters, voters_record_value
 
 
-@kernel(inline="always")
+@kernel
 def voter_change_allowed(w, i, features):
     """May leader i accept a voter change now? The checks both handlers share."""
     if not features & RECONFIG:
@@ -53,7 +53,7 @@ def voter_change_allowed(w, i, features):
     return w.node[VOTERS_AT, i] < hw  # "waiting for voters to commit the latest voter change"
 
 
-@kernel(inline="always")
+@kernel
 def add_voter_targets(w, i, features):
     """The nodes leader i would add now: not voters in its view, and caught up (they
     have fetched from it in its epoch)."""
@@ -67,7 +67,7 @@ def add_voter_targets(w, i, features):
     return t
 
 
-@kernel(inline="always")
+@kernel
 def remove_voter_targets(w, i, features):
     """The voters leader i would remove now (any of them, itself included, while more
     than one remains)."""

@@ -115,7 +115,7 @@ def handle_fetch_response(w, s, features):
 
 
 # ------------------------------------------------------------------ leader side
-@kernel(inline="always")
+@kernel
 def voter_end(w, i, j, features):
     """Leader i's view of voter j's log end: its replica state, if that state is the
     voter's (with disk loss on: kept under the key the voter set names)."""
@@ -228,7 +228,7 @@ def handle_fetch_request(w, s, features):
             out[F_RECORDS + 2 * q + 1] = w.log[ENTRY_VALUE, i, off + q]
 
 
-@kernel(inline="always")
+@kernel
 def client_append_enabled(w, i):
     return w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER
 
@@ -241,7 +241,7 @@ def client_append(w, i):
         w.scal[S_CLIENT_APPENDS] += 1
 
 
-@kernel(inline="always")
+@kernel
 def flush_enabled(w, i):
     return w.node[UP, i] == 1 and w.node[FLUSHED_END, i] < w.node[LOG_END, i]
 
@@ -267,7 +267,7 @@ def finish_poll(w, i, features):
         flush_log(w, i, features)  # (a leader removed from the voters still flushes)
 
 
-@kernel(inline="always")
+@kernel
 def check_quorum_enabled(w, i, features):
     if features & MUT_NO_CHECK_QUORUM:
         return False  # known bug: the timer is never checked

@@ -19,7 +19,7 @@ S11 = np.uint64(11)
 INV53 = 1.0 / 9007199254740992.0  # 2**-53
 
 
-@kernel(inline="always")
+@kernel
 def mix64(z):
     z = (z ^ (z >> S30)) * M1
     z = (z ^ (z >> S27)) * M2
@@ -32,7 +32,7 @@ def walk_stream_seed(master_seed, walk_index):
     return mix64(mix64(np.uint64(master_seed) ^ GAMMA) + np.uint64(walk_index) * GAMMA)
 
 
-@kernel(inline="always")
+@kernel
 def next_u64(scal):
     """Step the stream kept (as int64 bits) in scal[RNG]."""
     x = np.uint64(scal[RNG]) + GAMMA
@@ -40,13 +40,13 @@ def next_u64(scal):
     return mix64(x)
 
 
-@kernel(inline="always")
+@kernel
 def rand_below(scal, n):
     """Uniform integer in [0, n) (n >= 1), by multiply-shift (Lemire); bias < 2**-32."""
     return np.int64((next_u64(scal) >> np.uint64(32)) * np.uint64(n) >> np.uint64(32))
 
 
-@kernel(inline="always")
+@kernel
 def rand_unit(scal):
     """Uniform float in [0, 1)."""
     return np.float64(next_u64(scal) >> S11) * INV53

@@ -49,7 +49,7 @@ _UNMEASURED = (TS_FIRST_LEADER, TS_ELECT, TS_UNAVAILABLE, TS_ELECTION_EPOCHS, TS
                TS_STALE_LEADER, TS_VIOLATION_AT, TS_HEALED_RECOVERY)
 
 
-@kernel(inline="always")
+@kernel
 def scenario(c):
     return np.int64(c.tp[TP_SCENARIO])
 

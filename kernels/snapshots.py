@@ -41,7 +41,7 @@ from .quorum_state import (
 
 
 # ---------------------------------------------------------------- taking and cleaning
-@kernel(inline="always")
+@kernel
 def snapshot_offset(w, i, features):
     """Where a snapshot of node i would end now: its high watermark (createNewSnapshot
     refuses an id past it), -1 while the HW is unknown."""
@@ -50,7 +50,7 @@ def snapshot_offset(w, i, features):
     return min(w.node[HW, i], w.node[LOG_END, i])
 
 
-@kernel(inline="always")
+@kernel
 def create_snapshot_enabled(w, i, features):
     """A running node may snapshot when its HW has passed its latest snapshot."""
     if not features & SNAPSHOTS:
@@ -68,7 +68,7 @@ def create_snapshot(w, i, features):
     w.scal[S_SNAPSHOTS] += 1
 
 
-@kernel(inline="always")
+@kernel
 def delete_before_snapshot_enabled(w, i, features):
     if not features & SNAPSHOTS:
         return False
@@ -112,7 +112,7 @@ def truncate_to_latest_snapshot(w, i):
 
 
 # ---------------------------------------------------------------- the leader's answer
-@kernel(inline="always")
+@kernel
 def fetch_needs_snapshot(w, i, off, lfe):
     """validateOffsetAndEpoch's SNAPSHOT case at leader i: it has cleaned its log (a
     snapshot at its log start) and the fetch offset is below the log start, or at it

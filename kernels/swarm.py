@@ -78,7 +78,7 @@ def draw_weights(w, base, swarm):
         w.weights[CUM_WEIGHT, f] = total
 
 
-@kernel(inline="always")
+@kernel
 def nth_set_bit(mask, r):
     """Index of the r-th (0-based) set bit of mask."""
     for _ in range(r):

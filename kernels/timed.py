@@ -74,7 +74,7 @@ EV_BURST = 14
 EV_BURST_END = 15
 
 
-@kernel(inline="always")
+@kernel
 def earlier(w, best, ev, who, ties, x, e, i):
     """One candidate (time x, event e, subject i) against the earliest so far: an
     earlier one replaces it; an equal one replaces it with probability 1/ties, so ties

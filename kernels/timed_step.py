@@ -42,7 +42,7 @@ from .transition import (
 )
 
 
-@kernel(inline="always")
+@kernel
 def is_response(t):
     return (t == VOTE_RESPONSE or t == FETCH_RESPONSE or t == BEGIN_QUORUM_EPOCH_RESPONSE
             or t == END_QUORUM_EPOCH_RESPONSE)

@@ -85,7 +85,7 @@ NODE_FAMILIES = (FAM_TIMEOUT, FAM_SEND, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_
 TARGET_FAMILIES = (FAM_SEND, FAM_ADD_VOTER, FAM_REMOVE_VOTER)
 
 
-@kernel(inline="always")
+@kernel
 def n_families(features):
     """The families a walk with these features can take (a compile-time constant)."""
     if features & DISK_LOSS:
@@ -95,7 +95,7 @@ def n_families(features):
     return FAM_ADD_VOTER if features & SNAPSHOTS else N_BASE_FAMILIES
 
 
-@kernel(inline="always")
+@kernel
 def request_targets(w, a):
     """Bitmask of the nodes node a's role would send a request to now."""
     r = w.node[ROLE, a]
@@ -116,13 +116,13 @@ def request_targets(w, a):
     return 0
 
 
-@kernel(inline="always")
+@kernel
 def has_target(f):
     """Does an action of family f name a second node b (TARGET_FAMILIES)?"""
     return f == FAM_SEND or f == FAM_ADD_VOTER or f == FAM_REMOVE_VOTER
 
 
-@kernel(inline="always")
+@kernel
 def node_targets(w, f, a, features):
     """Bitmask of the nodes b that action (f, a, b) of a target family may name now."""
     if f == FAM_SEND:
@@ -139,7 +139,7 @@ def target_enabled(w, f, a, b, features):
     return 0 <= b < w.scal[P_NODES] and (node_targets(w, f, a, features) >> b) & 1 == 1
 
 
-@kernel(inline="always")
+@kernel
 def node_family_enabled(w, f, i, features):
     """The enabledness rule of node family f: may node i take an action of it now?
     (A target family's action also needs its target: :func:`target_enabled`.)"""
@@ -172,7 +172,7 @@ def node_family_enabled(w, f, i, features):
     return False
 
 
-@kernel(inline="always")
+@kernel
 def _mark(w, masks, f, i, features):
     if node_family_enabled(w, f, i, features):
         masks[f] |= 1 << i

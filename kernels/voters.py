@@ -26,7 +26,7 @@ from .layout import (
 )
 
 
-@kernel(inline="always")
+@kernel
 def popcount(x):
     c = 0
     while x:
@@ -35,36 +35,36 @@ def popcount(x):
     return c
 
 
-@kernel(inline="always")
+@kernel
 def bootstrap_voters(w):
     """The voters the cluster started with (controller.quorum.bootstrap.servers)."""
     return (np.int64(1) << w.scal[P_VOTERS]) - 1
 
 
-@kernel(inline="always")
+@kernel
 def voters(w, i):
     """The voter set in node i's view."""
     return np.int64(w.node[VOTERS, i])
 
 
-@kernel(inline="always")
+@kernel
 def voter_count(w, i):
     """How many voters node i's view has (popcount of ``voters(w, i)``, kept with it)."""
     return w.node[VOTER_COUNT, i]
 
 
-@kernel(inline="always")
+@kernel
 def majority(w, i):
     """The size of a majority of node i's voter set."""
     return w.node[VOTER_COUNT, i] // 2 + 1
 
 
-@kernel(inline="always")
+@kernel
 def majority_of(mask):
     return popcount(mask) // 2 + 1
 
 
-@kernel(inline="always")
+@kernel
 def voters_record_value(mask, added_dir, serial):
     """The value of a VotersRecord naming voter set ``mask``, the voter it adds (if any)
     under directory id ``added_dir`` (layout: VOTERS_TAG)."""
@@ -72,41 +72,41 @@ def voters_record_value(mask, added_dir, serial):
              | (np.int64(added_dir) << ADDED_DIR_SHIFT) | (serial & SERIAL_MASK))
 
 
-@kernel(inline="always")
+@kernel
 def is_voters_record(value):
     return value < 0 and (-np.int64(value)) & VOTERS_TAG != 0
 
 
-@kernel(inline="always")
+@kernel
 def record_voters(value):
     """The voter set a VotersRecord value names."""
     return ((-np.int64(value)) >> VOTERS_SHIFT) & VOTERS_MASK
 
 
-@kernel(inline="always")
+@kernel
 def record_added_dir(value):
     """The directory id a VotersRecord gives the voter it adds."""
     return ((-np.int64(value)) >> ADDED_DIR_SHIFT) & MAX_DIR
 
 
-@kernel(inline="always")
+@kernel
 def dir_of(dirs, j):
     """Voter j's directory id in a VOTER_DIRS word."""
     return (dirs >> (DIR_BITS * j)) & MAX_DIR
 
 
-@kernel(inline="always")
+@kernel
 def with_dir(dirs, j, d):
     return (dirs & ~(MAX_DIR << (DIR_BITS * j))) | (d << (DIR_BITS * j))
 
 
-@kernel(inline="always")
+@kernel
 def view_dir(w, i, j):
     """The directory id of voter j in node i's view (the key i sends requests to)."""
     return dir_of(w.node[VOTER_DIRS, i], j)
 
 
-@kernel(inline="always")
+@kernel
 def set_voters(w, i, mask, at, dirs):
     w.node[VOTERS, i] = mask
     w.node[VOTERS_AT, i] = at
@@ -115,14 +115,14 @@ def set_voters(w, i, mask, at, dirs):
     w.node[SELF_VOTER, i] = 1 if (mask >> i) & 1 and dir_of(dirs, i) == w.node[DIR, i] else 0
 
 
-@kernel(inline="always")
+@kernel
 def reset_voters(w, i):
     """Node i's view before its log holds a VotersRecord: the bootstrap voters, as
     formatted (directory id 0)."""
     set_voters(w, i, bootstrap_voters(w), -1, 0)
 
 
-@kernel(inline="always")
+@kernel
 def next_voters(mask, dirs, value):
     """The view after VotersRecord ``value`` that follows the view (mask, dirs): its set,
     and the directory id it carries for the voter it adds."""
@@ -136,7 +136,7 @@ def next_voters(mask, dirs, value):
     return new, dirs
 
 
-@kernel(inline="always")
+@kernel
 def apply_voters_record(w, i, value, at):
     """A VotersRecord appended at offset ``at`` of node i's log takes effect (KIP-853)."""
     mask, dirs = next_voters(voters(w, i), w.node[VOTER_DIRS, i], value)
@@ -171,19 +171,19 @@ def majorities_intersect(a, b):
     return max(need_a, 0) + max(need_b, 0) > common
 
 
-@kernel(inline="always")
+@kernel
 def in_voters(w, i, j):
     """Is node j a voter in node i's view?"""
     return (voters(w, i) >> j) & 1 == 1
 
 
-@kernel(inline="always")
+@kernel
 def is_voter(w, i):
     """Is node i's own key (id, directory id) a voter in its own view?"""
     return w.node[SELF_VOTER, i] == 1
 
 
-@kernel(inline="always")
+@kernel
 def key_matches(w, i, j, d):
     """May a message from node j sent under directory id d count as voter j's in node i's
     view (LeaderState's ReplicaState.matchesKey)? Non-voters' always do: they are
@@ -191,14 +191,14 @@ def key_matches(w, i, j, d):
     return not in_voters(w, i, j) or view_dir(w, i, j) == d
 
 
-@kernel(inline="always")
+@kernel
 def other_voters(w, i):
     """The voters in node i's view other than i: whom it asks for votes or names as
     successors."""
     return voters(w, i) & ~(np.int64(1) << i)
 
 
-@kernel(inline="always")
+@kernel
 def has_majority(w, i, mask):
     """Do the nodes in ``mask`` hold a majority of node i's voter set?"""
     return popcount(mask & voters(w, i)) >= majority(w, i)
