@@ -8,13 +8,16 @@ Any allocation inside a kernel is then a compile error, which is the point.
 No kernel is ``inline="always"``: Numba inlines such a function by copying and
 re-typing its IR at every call site, which took a fifth of the cold compile,
 while LLVM inlines the same small callees on its own at no cost in speed
-(results/speed-levers.md has the figures).
+(results/speed-levers.md has the figures). And kernels are compiled without the
+Python wrappers Numba would build for each (:class:`Kernel`): only the entry points
+are called from Python, through a twin that has them.
 """
 import functools
 import threading
+import types
 
-from numba import njit
 from numba.core import caching, event, ir_utils
+from numba.core.registry import CPUDispatcher
 
 try:
     import fcntl
@@ -22,12 +25,54 @@ except ImportError:  # not POSIX: saves stay unlocked, as Numba ships them
     fcntl = None
 
 
+class Kernel(CPUDispatcher):
+    """A kernel compiled without Python wrappers: Numba builds a CPython and a C
+    wrapper for every function it compiles, about a quarter of the cold compile,
+    yet kernels call each other natively and only entry points are called from
+    Python. A call from Python (an entry point, a test) goes to the kernel's twin, the
+    same function compiled with its wrappers under its own cache entry (a copy of the
+    function named ``<name>__entry``: the cache key does not hold the wrapper flags,
+    so the two must never share one)."""
+
+    _twin = None
+    _caching = False
+
+    def python_entry(self) -> CPUDispatcher:
+        """The twin with Python wrappers (made on first use)."""
+        if self._twin is None:
+            fn = self.py_func
+            copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__,
+                                      fn.__defaults__, fn.__closure__)
+            copy.__qualname__ = fn.__qualname__ + "__entry"
+            copy.__module__, copy.__doc__ = fn.__module__, fn.__doc__
+            opts = {k: v for k, v in self.targetoptions.items() if k not in _NO_WRAPPERS}
+            twin = CPUDispatcher(copy, locals=self.locals, targetoptions=opts)
+            if self._caching:
+                twin.enable_caching()
+            self._twin = twin
+        return self._twin
+
+    def __call__(self, *args, **kws):
+        return self.python_entry()(*args, **kws)
+
+
+_NO_WRAPPERS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
+
 def kernel(fn=None, **options):
-    options.setdefault("cache", True)
-    options.setdefault("_nrt", False)
-    if fn is None:
-        return lambda f: njit(**options)(f)
-    return njit(**options)(fn)
+    """``njit`` for kernel code: cached, without NRT, a :class:`Kernel`."""
+    cache = options.pop("cache", True)
+    targetoptions = {"nopython": True, "boundscheck": None, "_nrt": False, **options,
+                     **_NO_WRAPPERS}
+
+    def make(f):
+        disp = Kernel(f, locals={}, targetoptions=targetoptions)
+        disp._caching = cache
+        if cache:
+            disp.enable_caching()
+        return disp
+
+    return make if fn is None else make(fn)
 
 
 class _FreshLabelsPerCompile(event.Listener):
@@ -98,6 +143,8 @@ def call_with_features(dispatcher, *args):
     key = (dispatcher, features)
     entry = _ENTRY_POINTS.get(key)
     if entry is None:
+        if isinstance(dispatcher, Kernel):
+            dispatcher = dispatcher.python_entry()
         sig = tuple(dispatcher.typeof_pyval(a) for a in args[:-1]) + (types.literal(features),)
         entry = dispatcher.compile(sig)
         _ENTRY_POINTS[key] = entry

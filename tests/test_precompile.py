@@ -44,8 +44,9 @@ JOB = textwrap.dedent("""
     precompile(configs, workers=2)
     for cfg in configs:
         warm_up(params_for(cfg), walk_weights(cfg), features_for(cfg))
-    print(json.dumps({"hits": sum(_run_walks.stats.cache_hits.values()),
-                      "misses": sum(_run_walks.stats.cache_misses.values())}))
+    stats = _run_walks.python_entry().stats
+    print(json.dumps({"hits": sum(stats.cache_hits.values()),
+                      "misses": sum(stats.cache_misses.values())}))
 """)
 
 

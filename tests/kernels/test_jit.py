@@ -1,7 +1,8 @@
-"""Numba's process-wide block-label counter must not grow from one top-level
-compile to the next: unchecked, it doubled with each nested inlining until, ~30
-feature masks into one process, a block name passed LLVM's 1024-character limit
-and the compile failed."""
+"""The kernel decorator. Numba's process-wide block-label counter must not grow
+from one top-level compile to the next: unchecked, it doubled with each nested
+inlining until, ~30 feature masks into one process, a block name passed LLVM's
+1024-character limit and the compile failed. Kernels compile without Python
+wrappers; a call from Python goes through a twin that has them."""
 from numba.core import ir_utils
 
 from kraftwalk.kernels.jit import kernel
@@ -41,3 +42,27 @@ def test_each_top_level_compile_starts_the_label_counter_afresh():
     assert _top(5, 3) == _top.py_func(5, 3)
     # without the reset the counter more than doubles per compile: 2**10 apart by now
     assert max(sizes) < 4 * min(sizes), sizes
+
+
+@kernel(cache=False)
+def _callee(x):
+    return x * 3
+
+
+@kernel(cache=False)
+def _caller(x):
+    return _callee(x) + 1
+
+
+def _has_python_wrapper(dispatcher):
+    (cres,) = dispatcher.overloads.values()
+    return cres.fndesc.llvm_cpython_wrapper_name in cres.library.get_llvm_str()
+
+
+def test_kernels_compile_without_python_wrappers_and_python_calls_use_a_twin():
+    assert _caller(4) == 13 and _callee(2) == 6  # from Python: through each twin
+    assert _has_python_wrapper(_caller.python_entry())
+    assert not _caller.overloads, "the kernel itself is compiled only when a kernel calls it"
+    # compiled as a callee of _caller's twin: no wrapper, and its own entry untouched
+    assert not _has_python_wrapper(_callee)
+    assert _callee.python_entry().py_func.__qualname__ == "_callee__entry"

@@ -7,9 +7,9 @@ import sys
 import textwrap
 
 PROBE = textwrap.dedent("""
-    from kraftwalk.kernels.jit import kernel
+    from numba import njit
 
-    @kernel
+    @njit(cache=True)
     def probe(x):
         return x + 1
 """)
@@ -31,6 +31,7 @@ SAVE = textwrap.dedent("""
 """)
 
 CHECK = textwrap.dedent("""
+    import kraftwalk.kernels.jit  # kraftwalk's cache folder, as in the savers
     from probe import probe
     assert probe(1) == 2 and probe(1.5) == 2.5 and probe(2.0 ** 40) == 2.0 ** 40 + 1
     assert not probe.stats.cache_misses, dict(probe.stats.cache_misses)
