@@ -3,8 +3,9 @@
 Machines of one kind differ by 2x or more, so a speed change is judged by a ratio
 taken in one session: each revision gets a git worktree and a virtual environment
 (system packages shared, the checkout installed in editable mode), its kernels are
-compiled once, then the same swarm runs alternately under each, ``--rounds`` times,
-and the medians are compared.
+compiled once into an empty Numba cache (that run's JIT time is the checkout's cold
+compile, a second one-walk run's its warm start), then the same swarm runs
+alternately under each, ``--rounds`` times, and the medians are compared.
 
     python experiments/compare_speed.py --old 1e54cdc [--new HEAD] [--walks 60000]
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -36,9 +38,10 @@ def checkout(rev: str, where: Path) -> Path:
     return py
 
 
-def swarm(py: Path, out: Path, args: list[str]) -> dict:
+def swarm(py: Path, out: Path, args: list[str], cache: Path) -> dict:
     subprocess.run([str(py), "-m", "kraftwalk.cli", "swarm", *args, "--out", str(out)],
-                   check=True, capture_output=True, cwd=out.parent)
+                   check=True, capture_output=True, cwd=out.parent,
+                   env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
     return json.loads((out / "run.json").read_text())
 
 
@@ -55,15 +58,21 @@ def main() -> None:
     run_args = ["--walks", str(args.walks), "--workers", str(args.workers), *args.extra.split()]
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
-        pys = {}
+        pys, cold, warm = {}, {}, {}
+        one = ["--walks", "1", "--workers", "1", *args.extra.split()]
         try:
             for label, rev in (("old", args.old), ("new", args.new)):
                 pys[label] = checkout(rev, where)
-                swarm(pys[label], where / f"warm-{label}", ["--walks", "1", "--workers", "1"])
+                cache = where / f"cache-{label}"
+                cold[label] = swarm(pys[label], where / f"cold-{label}", one, cache)["jit_seconds"]
+                warm[label] = swarm(pys[label], where / f"warm-{label}", one, cache)["jit_seconds"]
+                print(f"{label}: cold JIT {cold[label]:.1f} s, warm load {warm[label]:.2f} s",
+                      flush=True)
             rates = {"old": [], "new": []}
             for r in range(args.rounds):
                 for label in ("old", "new"):
-                    res = swarm(pys[label], where / f"{label}-{r}", run_args)
+                    res = swarm(pys[label], where / f"{label}-{r}", run_args,
+                                where / f"cache-{label}")
                     rates[label].append(res["steps_per_s_per_core"])
                     print(f"round {r + 1} {label}: {rates[label][-1]:,.0f} checked steps/s per core",
                           flush=True)
@@ -73,14 +82,20 @@ def main() -> None:
                                 str(where / f"tree-{rev}")], capture_output=True)
     med = {k: statistics.median(v) for k, v in rates.items()}
     res = {"old": args.old, "new": args.new, "swarm_args": run_args, "rates": rates,
-           "median": med, "ratio": med["new"] / med["old"]}
+           "median": med, "ratio": med["new"] / med["old"], "cold_jit_seconds": cold,
+           "warm_jit_seconds": warm}
     args.out.mkdir(exist_ok=True)
     (args.out / "compare-speed.json").write_text(json.dumps(res, indent=1) + "\n")
     md = ("| checkout | checked steps/s per core (median of {n}) |\n|---|---|\n"
           "| old ({old}) | {mo:,.0f} |\n| new ({new}) | {mn:,.0f} |\n\n"
-          "new / old = {ratio:.3f}; `kraftwalk swarm {a}` per round, run alternately.\n").format(
+          "new / old = {ratio:.3f}; `kraftwalk swarm {a}` per round, run alternately.\n\n"
+          "| checkout | cold JIT (empty cache) | warm load (cached) |\n|---|---|---|\n"
+          "| old ({old}) | {co:.1f} s | {wo:.2f} s |\n| new ({new}) | {cn:.1f} s | {wn:.2f} s |\n\n"
+          "new / old cold JIT = {cr:.2f}; the JIT time of a one-walk swarm run (`kraftwalk swarm "
+          "{o}`) into an empty cache, then again with it filled.\n").format(
         n=args.rounds, old=args.old, new=args.new, mo=med["old"], mn=med["new"],
-        ratio=res["ratio"], a=" ".join(run_args))
+        ratio=res["ratio"], a=" ".join(run_args), co=cold["old"], cn=cold["new"],
+        wo=warm["old"], wn=warm["new"], cr=cold["new"] / cold["old"], o=" ".join(one))
     (args.out / "compare-speed.md").write_text(md)
     print(md)
 

@@ -107,6 +107,16 @@ python experiments/compare_speed.py --old 6731bea --rounds 3 --out "$T4"
 mv "$T4/compare-speed.md" "$R/compare-speed-issue10.md"
 mv "$T4/compare-speed.json" "$R/compare-speed-issue10.json"
 rm -rf "$T4"
+# Compile time (issue 11): against the kernels before its compile levers (77253bf) and
+# against the checkout the speed issue started from (1e54cdc).
+T5=$(mktemp -d)
+python experiments/compare_speed.py --old 77253bf --rounds 3 --out "$T5"
+mv "$T5/compare-speed.md" "$R/compare-speed-compile.md"
+mv "$T5/compare-speed.json" "$R/compare-speed-compile.json"
+python experiments/compare_speed.py --old 1e54cdc --rounds 3 --out "$T5"
+mv "$T5/compare-speed.md" "$R/compare-speed-issue11.md"
+mv "$T5/compare-speed.json" "$R/compare-speed-issue11.json"
+rm -rf "$T5"
 
 # The timed mode: KRaft's election figures at Kafka's defaults, the validation against
 # Ongaro's dissertation, the timing table, and its speed.
