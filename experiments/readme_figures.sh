@@ -117,6 +117,10 @@ python experiments/compare_speed.py --old 1e54cdc --rounds 3 --out "$T5"
 mv "$T5/compare-speed.md" "$R/compare-speed-issue11.md"
 mv "$T5/compare-speed.json" "$R/compare-speed-issue11.json"
 rm -rf "$T5"
+# The same walks before and after the compile levers (a million walks; violations too).
+python experiments/identity_run.py --old 77253bf --walks 1000000 --out "$R"
+python experiments/identity_run.py --old 77253bf --walks 200000 \
+    --extra "--mutation double-vote" --name identity-run-double-vote --out "$R"
 
 # The timed mode: KRaft's election figures at Kafka's defaults, the validation against
 # Ongaro's dissertation, the timing table, and its speed.
