@@ -24,16 +24,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_speed import ROOT, checkout  # noqa: E402
+from compare_speed import ROOT, checkout, swarm  # noqa: E402
 
 from kraftwalk import rundir  # noqa: E402
-
-
-def run(py: Path, out: Path, args: list[str]) -> float:
-    t = time.perf_counter()
-    subprocess.run([str(py), "-m", "kraftwalk.cli", "swarm", *args, "--out", str(out)],
-                   check=True, capture_output=True, cwd=out.parent)
-    return time.perf_counter() - t
 
 
 def table(run_dir: Path, dataset: str):
@@ -63,7 +56,9 @@ def main() -> None:
             for label, rev in (("old", args.old), ("new", args.new)):
                 py = checkout(rev, where)
                 runs[label] = where / f"run-{label}"
-                seconds[label] = run(py, runs[label], swarm_args)
+                t = time.perf_counter()
+                swarm(py, runs[label], swarm_args, where / f"cache-{label}")
+                seconds[label] = time.perf_counter() - t
                 print(f"{label} ({rev}): {seconds[label]:.0f} s", flush=True)
             res = {"old": args.old, "new": args.new, "swarm_args": swarm_args}
             for name in (rundir.WALKS, rundir.VIOLATIONS):

@@ -120,6 +120,16 @@ def hunt_configs(base: RunConfig, mutations: list[str], weights_modes: list[str]
     return out
 
 
+def hunt_variant(cfg: RunConfig) -> tuple:
+    """The kernel variant a hunt with ``cfg`` runs: timed walks of its scenario for a
+    liveness mutation, else the swarm's (kraftwalk.precompile)."""
+    from kraftwalk.mutations import timed_scenario
+    from kraftwalk.precompile import swarm_variant, timed_variant
+
+    scenario = timed_scenario(cfg.mutation)
+    return swarm_variant(cfg) if scenario is None else timed_variant(cfg, scenario)
+
+
 def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds: list[int],
          budget: float, log: Callable[[str], None] = print,
          rows: list[dict] | None = None) -> list[dict]:
@@ -131,7 +141,7 @@ def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds:
 
     rows = [] if rows is None else rows
     configs = hunt_configs(base, mutations, weights_modes, seeds)
-    precompile(configs, base.effective_workers, log)
+    precompile(map(hunt_variant, configs), base.effective_workers, log)
     for cfg in configs:
         row = hunt_one(cfg, budget)
         rows.append(row)

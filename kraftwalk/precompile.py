@@ -18,28 +18,27 @@ from typing import Callable, Iterable
 from kraftwalk.config import RunConfig
 
 
-def variant(cfg: RunConfig) -> tuple:
-    """(kind, params, weights, features) of the kernels ``cfg`` runs: the timed ones for
-    a liveness mutation (hunted with timed walks), else the swarm's."""
-    from kraftwalk.mutations import timed_scenario
-
-    scenario = timed_scenario(cfg.mutation)
-    if scenario is not None:
-        from kraftwalk.elect import kafka_timed
-
-        return ("timed", *kafka_timed(cfg, scenario))
+def swarm_variant(cfg: RunConfig) -> tuple:
+    """(kind, params, weights, features) of the swarm kernels ``cfg`` runs."""
     from kraftwalk.backends import walk_weights
     from kraftwalk.runner import features_for, params_for
 
     return ("swarm", params_for(cfg), walk_weights(cfg), features_for(cfg))
 
 
-def distinct_variants(configs: Iterable[RunConfig]) -> list[tuple]:
+def timed_variant(cfg: RunConfig, scenario: str) -> tuple:
+    """(kind, params, timing, features) of the timed kernels for ``scenario`` at Kafka's
+    default timing (how hunt runs a liveness mutation)."""
+    from kraftwalk.elect import kafka_timed
+
+    return ("timed", *kafka_timed(cfg, scenario))
+
+
+def distinct_variants(variants: Iterable[tuple]) -> list[tuple]:
     """One variant per (kind, feature mask), in first-seen order: the compiled code
-    depends on those and on the argument types, which every config shares."""
+    depends on those and on the argument types, which every variant of a kind shares."""
     seen: dict[tuple, tuple] = {}
-    for cfg in configs:
-        v = variant(cfg)
+    for v in variants:
         seen.setdefault((v[0], v[3]), v)
     return list(seen.values())
 
@@ -52,14 +51,14 @@ def _compile(kind: str, params, weights, features: int) -> float:
     return warm_up(params, weights, features)
 
 
-def precompile(configs: Iterable[RunConfig], workers: int,
+def precompile(variants: Iterable[tuple], workers: int,
                log: Callable[[str], None] | None = None) -> float:
-    """Compile (or load) the distinct variants of ``configs`` on up to ``workers``
+    """Compile (or load) the distinct ``variants`` on up to ``workers``
     processes; wall seconds taken. With one variant or one worker nothing is gained
     over compiling in the job itself, so nothing runs."""
     from joblib import Parallel, delayed
 
-    jobs = distinct_variants(configs)
+    jobs = distinct_variants(variants)
     n = min(workers, len(jobs))
     if n <= 1:
         return 0.0

@@ -177,8 +177,8 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
     A signal stops the sweep after saving the running cell's finished chunks;
     :class:`RunStopped` carries the sweep's dict."""
     from kraftwalk.backends import backend_session
-    from kraftwalk.precompile import precompile
-    from kraftwalk.runner import features_for, run_swarm
+    from kraftwalk.precompile import distinct_variants, precompile, swarm_variant
+    from kraftwalk.runner import run_swarm
 
     out = Path(out)
     cells = spec.cells()
@@ -214,10 +214,11 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
     try:
         todo = [c.config for c in cells
                 if not (resume and _cell_meta(out, c).get("status") == "finished")]
-        if todo and len({features_for(c) for c in todo}) > 1:
+        variants = distinct_variants(map(swarm_variant, todo))
+        if len(variants) > 1:
             if on_phase:
                 on_phase("compiling")
-            precompile(todo, todo[0].effective_workers)
+            precompile(variants, todo[0].effective_workers)
         # One Dask or Ray connection (or local cluster) serves every cell.
         with backend_session(cells[0].config):
             for i, cell in enumerate(cells):
