@@ -1,6 +1,7 @@
 """Numba kernels of kraftwalk, installed as ``kraftwalk.kernels``.
 
-``layout`` defines the packed state of a walk; the protocol handlers live in
+``layout`` defines the packed state of a walk (``bundle`` hands its arrays to
+kernels by reference); the protocol handlers live in
 ``quorum_state``, ``election``, ``replication`` and ``quorum_epoch``; ``faults``
 holds crash, restart and network faults; ``checkers`` the safety invariants;
 ``transition`` says which actions are enabled and applies them (the transition

@@ -30,10 +30,9 @@ drop    uint8   [2, F]         shrinking only: drop[0, k] = 1 suppresses the wal
 Message delivery times live in the two last columns of ``Walk.msgs`` so that
 they move with their message. All times are integer microseconds.
 """
-from collections import namedtuple
-
 import numpy as np
 
+from .bundle import bundle
 from .jit import kernel
 from .layout import RNG
 from .rng import GAMMA, INV53, S11, mix64, rand_below, rand_unit
@@ -132,7 +131,7 @@ TN_ROWS = 11
 NEXT_TRY = 0
 LAST_DUE = 1
 
-Clock = namedtuple("Clock", ["t", "node", "pair", "tp", "drop"])
+Clock = bundle("Clock", ["t", "node", "pair", "tp", "drop"], __name__)  # by reference: .bundle
 
 
 def alloc_clock(n, tp, drop=None):

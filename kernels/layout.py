@@ -3,10 +3,10 @@
 A walk is one simulated KRaft cluster. Its whole state lives in eight
 fixed-size NumPy arrays, bundled in a :class:`Walk` namedtuple. Fields are rows
 of those arrays, named by the constants below: ``w.node[EPOCH, i]`` is node i's
-epoch, ``w.log[ENTRY_EPOCH, i, k]`` the epoch of its entry at offset k. Few
-arrays matter for speed: Numba passes every array of the tuple to every call as
-several scalars, so 8 arrays instead of 40 make a call ~4x cheaper. It is also
-the struct-of-arrays shape a GPU kernel would index. Nothing is allocated while
+epoch, ``w.log[ENTRY_EPOCH, i, k]`` the epoch of its entry at offset k. Kernels
+receive the walk by reference (:mod:`.bundle`): one pointer per call, whatever
+the number of arrays. Few arrays still make it the struct-of-arrays shape a GPU
+kernel would index. Nothing is allocated while
 a walk runs; a worker allocates one ``Walk`` and resets it for every walk.
 
 Node ids: the bootstrap voters are ``0 .. V-1``, observers ``V .. V+O-1`` (N = V + O).
@@ -110,9 +110,10 @@ scal    int64 [SCAL_WIDTH]   scalars, in sections: parameters (P_*), statistics
 weights float64 [2, N_FAMILIES]   WEIGHT and CUM_WEIGHT of each action family
 """
 
-from collections import namedtuple
 
 import numpy as np
+
+from .bundle import bundle
 
 # ---- node roles (Kafka's EpochState implementations) -----------------------
 UNATTACHED = 0
@@ -341,7 +342,7 @@ VOTERS_MASK = (1 << 14) - 1
 DIR_BITS = 2
 MAX_DIR = (1 << DIR_BITS) - 1   # three disk losses per node and walk
 
-Walk = namedtuple("Walk", ["node", "peer", "log", "hashes", "msgs", "ghost", "scal", "weights"])
+Walk = bundle("Walk", ["node", "peer", "log", "hashes", "msgs", "ghost", "scal", "weights"], __name__)
 
 
 def make_params(voters, observers, log_capacity, msg_slots, max_epoch, max_records, depth,
