@@ -13,11 +13,15 @@ Python wrappers Numba would build for each (:class:`Kernel`): only the entry poi
 are called from Python, through a twin that has them.
 """
 import functools
+import operator
 import threading
 import types
 
-from numba.core import caching, event, ir_utils
+from numba.core import caching, event, ir, ir_utils, types as nbtypes
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.registry import CPUDispatcher
+from numba.core.untyped_passes import RewriteSemanticConstants
 
 try:
     import fcntl
@@ -46,7 +50,8 @@ class Kernel(CPUDispatcher):
             copy.__qualname__ = fn.__qualname__ + "__entry"
             copy.__module__, copy.__doc__ = fn.__module__, fn.__doc__
             opts = {k: v for k, v in self.targetoptions.items() if k not in _NO_WRAPPERS}
-            twin = CPUDispatcher(copy, locals=self.locals, targetoptions=opts)
+            twin = CPUDispatcher(copy, locals=self.locals, targetoptions=opts,
+                                 pipeline_class=FeatureSwitchCompiler)
             if self._caching:
                 twin.enable_caching()
             self._twin = twin
@@ -66,13 +71,81 @@ def kernel(fn=None, **options):
                      **_NO_WRAPPERS}
 
     def make(f):
-        disp = Kernel(f, locals={}, targetoptions=targetoptions)
+        disp = Kernel(f, locals={}, targetoptions=targetoptions,
+                      pipeline_class=FeatureSwitchCompiler)
         disp._caching = cache
         if cache:
             disp.enable_caching()
         return disp
 
     return make if fn is None else make(fn)
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class FoldFeatureSwitches(FunctionPass):
+    """Turn ``features & FLAG`` into its value where ``features`` is a literal argument.
+
+    Kernels receive the feature mask as a literal, but Numba's branch pruning, run
+    before typing, folds a test on an argument only when it is compared with None:
+    ``if features & SNAPSHOTS:`` stayed, so every mask typed and compiled the whole
+    model (snapshot, voter-change and disk-loss handlers included) and only LLVM
+    dropped the dead paths. With the test a constant, the pruning that follows drops
+    the branch before typing, and the kernels it alone calls are never compiled."""
+
+    _name = "fold_feature_switches"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        fir = state.func_ir
+        changed = False
+        for block in fir.blocks.values():
+            for stmt in block.body:
+                if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                        and stmt.value.op == "binop" and stmt.value.fn is operator.and_):
+                    continue
+                sides = [_literal_arg(fir, state.args, v) for v in (stmt.value.lhs, stmt.value.rhs)]
+                consts = [_int_const(fir, v) for v in (stmt.value.lhs, stmt.value.rhs)]
+                if sides[0] is not None and consts[1] is not None:
+                    value = sides[0] & consts[1]
+                elif sides[1] is not None and consts[0] is not None:
+                    value = consts[0] & sides[1]
+                else:
+                    continue
+                stmt.value = ir.Const(value, stmt.value.loc)
+                fir._definitions[stmt.target.name] = [stmt.value]
+                changed = True
+        return changed
+
+
+def _literal_arg(fir, args, var):
+    """The value of ``var`` if it is a literal integer argument, else None."""
+    d = ir_utils.guard(ir_utils.get_definition, fir, var)
+    if isinstance(d, ir.Arg) and d.index < len(args):
+        ty = args[d.index]
+        if isinstance(ty, nbtypes.IntegerLiteral):
+            return ty.literal_value
+    return None
+
+
+def _int_const(fir, var):
+    try:
+        c = ir_utils.find_const(fir, var)
+    except ir_utils.GuardException:
+        return None
+    return c if isinstance(c, int) and not isinstance(c, bool) else None
+
+
+class FeatureSwitchCompiler(CompilerBase):
+    """Numba's nopython pipeline with :class:`FoldFeatureSwitches` before its first
+    dead-branch pruning."""
+
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.add_pass_after(FoldFeatureSwitches, RewriteSemanticConstants)
+        pm.finalize()
+        return [pm]
 
 
 class _FreshLabelsPerCompile(event.Listener):

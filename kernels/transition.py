@@ -298,9 +298,9 @@ def deliver_message(w, k, features):
         handle_end_quorum_epoch_request(w, s)
     elif t == END_QUORUM_EPOCH_RESPONSE:
         handle_end_quorum_epoch_response(w, s)
-    elif t == FETCH_SNAPSHOT_REQUEST:
+    elif features & SNAPSHOTS and t == FETCH_SNAPSHOT_REQUEST:  # only sent with snapshots
         handle_fetch_snapshot_request(w, s, features)
-    elif t == FETCH_SNAPSHOT_RESPONSE:
+    elif features & SNAPSHOTS and t == FETCH_SNAPSHOT_RESPONSE:
         handle_fetch_snapshot_response(w, s, features)
 
 
@@ -364,15 +364,17 @@ def do_action(w, f, a, b, features):
         lose_message(w, a)
     elif f == FAM_DUPLICATE:
         duplicate(w, a)
-    elif f == FAM_SNAPSHOT:
+    # a feature's families are never enabled without it; the test on the literal
+    # feature mask also keeps their handlers out of the other masks' compiles
+    elif features & SNAPSHOTS and f == FAM_SNAPSHOT:
         create_snapshot(w, a, features)
-    elif f == FAM_CLEAN:
+    elif features & SNAPSHOTS and f == FAM_CLEAN:
         delete_before_snapshot(w, a)
-    elif f == FAM_ADD_VOTER:
+    elif features & RECONFIG and f == FAM_ADD_VOTER:
         handle_add_voter_request(w, a, b, features)
-    elif f == FAM_REMOVE_VOTER:
+    elif features & RECONFIG and f == FAM_REMOVE_VOTER:
         handle_remove_voter_request(w, a, b)
-    elif f == FAM_DISK_LOSS:
+    elif features & DISK_LOSS and f == FAM_DISK_LOSS:
         lose_disk(w, a, features)
     w.scal[FAMILY_COUNT + f] += 1
     return True

@@ -2,10 +2,12 @@
 from one top-level compile to the next: unchecked, it doubled with each nested
 inlining until, ~30 feature masks into one process, a block name passed LLVM's
 1024-character limit and the compile failed. Kernels compile without Python
-wrappers; a call from Python goes through a twin that has them."""
+wrappers; a call from Python goes through a twin that has them. Tests of the literal
+feature mask are folded before typing."""
+import pytest
 from numba.core import ir_utils
 
-from kraftwalk.kernels.jit import kernel
+from kraftwalk.kernels.jit import call_with_features, kernel
 
 
 @kernel(inline="always", cache=False)
@@ -66,3 +68,31 @@ def test_kernels_compile_without_python_wrappers_and_python_calls_use_a_twin():
     # compiled as a callee of _caller's twin: no wrapper, and its own entry untouched
     assert not _has_python_wrapper(_callee)
     assert _callee.python_entry().py_func.__qualname__ == "_callee__entry"
+
+
+_ON = 4
+
+
+@kernel(cache=False)
+def _untypable(x):
+    return x.no_such_attribute  # a typing error wherever it is compiled
+
+
+@kernel(cache=False)
+def _switched(x, features):
+    if features & _ON:
+        return _untypable(x)
+    if not features & 2 and x > 0:
+        return x + 1
+    return x
+
+
+def test_a_feature_switch_on_the_literal_mask_is_folded_before_typing():
+    """With the feature off, the branch that calls _untypable is dropped before typing,
+    so it compiles; with it on, that branch is typed and fails."""
+    from numba.core.errors import TypingError
+
+    assert call_with_features(_switched, 5, 0) == 6
+    assert call_with_features(_switched, 5, 2) == 5
+    with pytest.raises(TypingError):
+        call_with_features(_switched, 5, _ON)
