@@ -9,7 +9,9 @@ alternately under each, ``--rounds`` times, and the medians are compared.
 
     python experiments/compare_speed.py --old 1e54cdc [--new HEAD] [--walks 60000]
 
-writes results/compare-speed.md (and .json).
+writes results/compare-speed.md (and .json). With ``--timed`` it compares the timed
+mode instead: checked events/s per core of ``kraftwalk bench --timed-only --seconds S``
+each round, and the timed kernels' cold and warm JIT.
 """
 from __future__ import annotations
 
@@ -45,6 +47,15 @@ def swarm(py: Path, out: Path, args: list[str], cache: Path) -> dict:
     return json.loads((out / "run.json").read_text())
 
 
+def timed_bench(py: Path, out: Path, args: list[str], cache: Path) -> dict:
+    """A timed-mode bench run, in the shape of a swarm's run.json."""
+    subprocess.run([str(py), "-m", "kraftwalk.cli", "bench", "--timed-only", *args, "--out",
+                    str(out)], check=True, capture_output=True, cwd=out.parent,
+                   env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
+    res = json.loads((out / "bench-timed.json").read_text())
+    return {"jit_seconds": res["jit_seconds"], "steps_per_s_per_core": res["events_per_s_per_core"]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old", required=True, help="git revision to compare against")
@@ -54,48 +65,58 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--extra", default="", help="further swarm options, e.g. '--voters 5'")
     ap.add_argument("--out", type=Path, default=ROOT / "results")
+    ap.add_argument("--timed", action="store_true",
+                    help="compare the timed mode (kraftwalk bench --timed-only) instead")
+    ap.add_argument("--seconds", type=float, default=10.0, help="--timed: seconds per round")
     args = ap.parse_args()
     run_args = ["--walks", str(args.walks), "--workers", str(args.workers), *args.extra.split()]
+    one = ["--walks", "1", "--workers", "1", *args.extra.split()]
+    run, unit, what = swarm, "checked steps/s", "kraftwalk swarm"
+    if args.timed:
+        run_args = ["--seconds", f"{args.seconds:g}", *args.extra.split()]
+        one = ["--seconds", "1", *args.extra.split()]
+        run, unit, what = timed_bench, "checked events/s", "kraftwalk bench --timed-only"
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         pys, cold, warm = {}, {}, {}
-        one = ["--walks", "1", "--workers", "1", *args.extra.split()]
         try:
             for label, rev in (("old", args.old), ("new", args.new)):
                 pys[label] = checkout(rev, where)
                 cache = where / f"cache-{label}"
-                cold[label] = swarm(pys[label], where / f"cold-{label}", one, cache)["jit_seconds"]
-                warm[label] = swarm(pys[label], where / f"warm-{label}", one, cache)["jit_seconds"]
+                cold[label] = run(pys[label], where / f"cold-{label}", one, cache)["jit_seconds"]
+                warm[label] = run(pys[label], where / f"warm-{label}", one, cache)["jit_seconds"]
                 print(f"{label}: cold JIT {cold[label]:.1f} s, warm load {warm[label]:.2f} s",
                       flush=True)
             rates = {"old": [], "new": []}
             for r in range(args.rounds):
                 for label in ("old", "new"):
-                    res = swarm(pys[label], where / f"{label}-{r}", run_args,
-                                where / f"cache-{label}")
+                    res = run(pys[label], where / f"{label}-{r}", run_args,
+                              where / f"cache-{label}")
                     rates[label].append(res["steps_per_s_per_core"])
-                    print(f"round {r + 1} {label}: {rates[label][-1]:,.0f} checked steps/s per core",
+                    print(f"round {r + 1} {label}: {rates[label][-1]:,.0f} {unit} per core",
                           flush=True)
         finally:
             for rev in (args.old, args.new):
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
                                 str(where / f"tree-{rev}")], capture_output=True)
     med = {k: statistics.median(v) for k, v in rates.items()}
-    res = {"old": args.old, "new": args.new, "swarm_args": run_args, "rates": rates,
+    res = {"old": args.old, "new": args.new, "mode": "timed" if args.timed else "swarm",
+           "run_args": run_args, "rates": rates,
            "median": med, "ratio": med["new"] / med["old"], "cold_jit_seconds": cold,
            "warm_jit_seconds": warm}
     args.out.mkdir(exist_ok=True)
     (args.out / "compare-speed.json").write_text(json.dumps(res, indent=1) + "\n")
-    md = ("| checkout | checked steps/s per core (median of {n}) |\n|---|---|\n"
+    md = ("| checkout | {unit} per core (median of {n}) |\n|---|---|\n"
           "| old ({old}) | {mo:,.0f} |\n| new ({new}) | {mn:,.0f} |\n\n"
-          "new / old = {ratio:.3f}; `kraftwalk swarm {a}` per round, run alternately.\n\n"
+          "new / old = {ratio:.3f}; `{what} {a}` per round, run alternately.\n\n"
           "| checkout | cold JIT (empty cache) | warm load (cached) |\n|---|---|---|\n"
           "| old ({old}) | {co:.1f} s | {wo:.2f} s |\n| new ({new}) | {cn:.1f} s | {wn:.2f} s |\n\n"
-          "new / old cold JIT = {cr:.2f}; the JIT time of a one-walk swarm run (`kraftwalk swarm "
+          "new / old cold JIT = {cr:.2f}; the JIT time of a short run (`{what} "
           "{o}`) into an empty cache, then again with it filled.\n").format(
         n=args.rounds, old=args.old, new=args.new, mo=med["old"], mn=med["new"],
         ratio=res["ratio"], a=" ".join(run_args), co=cold["old"], cn=cold["new"],
-        wo=warm["old"], wn=warm["new"], cr=cold["new"] / cold["old"], o=" ".join(one))
+        wo=warm["old"], wn=warm["new"], cr=cold["new"] / cold["old"], o=" ".join(one),
+        unit=unit, what=what)
     (args.out / "compare-speed.md").write_text(md)
     print(md)
 

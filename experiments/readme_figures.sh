@@ -116,10 +116,24 @@ mv "$T5/compare-speed.json" "$R/compare-speed-compile.json"
 python experiments/compare_speed.py --old 1e54cdc --rounds 3 --out "$T5"
 mv "$T5/compare-speed.md" "$R/compare-speed-issue11.md"
 mv "$T5/compare-speed.json" "$R/compare-speed-issue11.json"
+# The walk by reference and the folded feature switches against the kernels before
+# them (f8e5c92): default config, every feature on, and the timed mode.
+python experiments/compare_speed.py --old f8e5c92 --rounds 3 --out "$T5"
+mv "$T5/compare-speed.md" "$R/compare-speed-bundle.md"
+mv "$T5/compare-speed.json" "$R/compare-speed-bundle.json"
+python experiments/compare_speed.py --old f8e5c92 --rounds 3 \
+    --extra "--snapshots --reconfig --disk-loss" --out "$T5"
+mv "$T5/compare-speed.md" "$R/compare-speed-bundle-features.md"
+mv "$T5/compare-speed.json" "$R/compare-speed-bundle-features.json"
+python experiments/compare_speed.py --old f8e5c92 --timed --rounds 4 --out "$T5"
+mv "$T5/compare-speed.md" "$R/compare-speed-timed.md"
+mv "$T5/compare-speed.json" "$R/compare-speed-timed.json"
 rm -rf "$T5"
-# The same walks before and after the compile levers (a million walks; violations too).
-python experiments/identity_run.py --old 77253bf --walks 1000000 --out "$R"
-python experiments/identity_run.py --old 77253bf --walks 200000 \
+# Where a walk's time goes, by function (perf).
+python experiments/profile_kernel.py --seconds 20 --top 30 --out "$R/profile-kernel.md"
+# The same walks before and after the speed levers (a million walks; violations too).
+python experiments/identity_run.py --old f8e5c92 --walks 1000000 --out "$R"
+python experiments/identity_run.py --old f8e5c92 --walks 200000 \
     --extra "--mutation double-vote" --name identity-run-double-vote --out "$R"
 
 # The timed mode: KRaft's election figures at Kafka's defaults, the validation against
