@@ -4,6 +4,7 @@ import pickle
 import re
 
 import numpy as np
+import pytest
 from numba import typeof
 
 from kraftwalk.kernels.bundle import BundleType, bundle
@@ -68,3 +69,11 @@ def test_a_call_passes_the_bundle_as_one_pointer():
               if line.startswith("define") and "@_ZN" in line and "__entry" in line][0]
     params = native[native.index("(") + 1:native.rindex(")")]
     assert len(re.findall(r"%[\w.]+", params)) == 4, native
+
+
+def test_a_member_that_is_not_an_array_is_a_type_error_not_a_crash():
+    p = Pair(np.zeros(2, dtype=np.int32), np.zeros((1, 2), dtype=np.float64))
+    _bump_all(p)
+    (cres,) = _bump_all.python_entry().overloads.values()
+    with pytest.raises(TypeError, match="unbox array"):
+        cres.entry_point(Pair(None, p.b))  # the compiled wrapper's unboxing, no dispatch
