@@ -113,8 +113,9 @@ class FoldFeatureSwitches(FunctionPass):
                     value = consts[0] & sides[1]
                 else:
                     continue
-                stmt.value = ir.Const(value, stmt.value.loc)
-                fir._definitions[stmt.target.name] = [stmt.value]
+                expr, stmt.value = stmt.value, ir.Const(value, stmt.value.loc)
+                defs = fir._definitions[stmt.target.name]  # others, if any, stay
+                defs[:] = [stmt.value if d is expr else d for d in defs]
                 changed = True
         return changed
 
