@@ -213,12 +213,15 @@ class SwarmProgress:
         self._running = False
 
     def phase(self, name: str) -> None:
-        """The runner's phases: 'compiling' (a spinner of its own, so compile time never
-        counts as run time or lowers steps/s), then 'running' (the bar starts at 0:00)."""
+        """The runner's phases: 'compiling', then 'starting' the workers (a spinner of
+        their own, so start-up never counts as run time or lowers steps/s), then
+        'running' (the bar starts at 0:00)."""
         if name == "compiling":
             self._status = Status("compiling the kernels for this configuration "
                                   "(cached for later runs) ...", console=self._console)
             self._status.start()
+        elif name == "starting" and self._status is not None:
+            self._status.update("starting the workers ...")
         elif name == "running" and not self._running:
             if self._status is not None:
                 self._status.stop()
@@ -298,6 +301,7 @@ def print_summary(result: Mapping[str, Any], console: Console) -> None:
         ("walks/s", _num(result.get("walks_per_s"), ",.1f")),
         ("workers", _num(result.get("workers"))),
         ("JIT seconds", _num(result.get("jit_seconds"), ",.1f")),
+        ("start-up seconds", _num(result.get("startup_seconds"), ",.1f")),
         ("disabled attempts", _num(result.get("disabled_attempts"))),
     ]
     for name, value in rows:

@@ -25,7 +25,8 @@ import pyarrow as pa
 from kraftwalk import __version__
 from kraftwalk import rundir
 from kraftwalk.backends import (  # noqa: F401  (walk_weights: used by bench and replay)
-    backend_session, check_backend, chunk_ranges, run_walks, stream_chunks, walk_weights,
+    backend_session, check_backend, chunk_ranges, run_walks, start_workers, stream_chunks,
+    walk_weights,
 )
 from kraftwalk.config import RunConfig
 from kraftwalk.coverage import Coverage
@@ -190,7 +191,8 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
     state = {"run_id": run_id, "out_dir": str(out), "status": "running", "pid": os.getpid(),
              "started_at": _now(), "walks": 0, "steps": 0, "disabled_attempts": 0,
              "violations": 0, "violations_by_invariant": Counter(), "bound_hits": Counter(),
-             "first_violations": [], "jit_seconds": 0.0, "workers": cfg.effective_workers,
+             "first_violations": [], "jit_seconds": 0.0, "startup_seconds": 0.0,
+             "workers": cfg.effective_workers,
              **prior, **lay.meta()}
     if resume:
         state["resumed_at_walk"] = start
@@ -198,7 +200,8 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
     started = time.monotonic()
 
     def record(status: str | None = None, **extra) -> dict:
-        run_s = max(time.monotonic() - started - state["jit_seconds"], 1e-9)
+        run_s = max(time.monotonic() - started - state["jit_seconds"]
+                    - state["startup_seconds"], 1e-9)
         state.update(extra)
         if status:
             state["status"] = status
@@ -246,13 +249,16 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
             if on_phase:
                 on_phase("compiling")
             state["jit_seconds"] = warm_up(params, walk_weights(cfg), features)
-            if on_phase:
-                on_phase("running")
-            duration = cfg.effective_duration
-            deadline = None if duration is None else (time.monotonic() + duration
-                                                      - prior_seconds)
             with backend_session(cfg) as workers:
                 state["workers"] = workers
+                if on_phase:
+                    on_phase("starting")
+                state["startup_seconds"] = start_workers(cfg, workers, params, features)
+                if on_phase:
+                    on_phase("running")
+                duration = cfg.effective_duration
+                deadline = None if duration is None else (time.monotonic() + duration
+                                                          - prior_seconds)
                 chunks = stream_chunks(cfg, params, features, workers,
                                        chunk_ranges(cfg, deadline, start))
                 try:
