@@ -10,7 +10,9 @@ re-typing its IR at every call site, which took a fifth of the cold compile,
 while LLVM inlines the same small callees on its own at no cost in speed
 (results/speed-levers.md has the figures). And kernels are compiled without the
 Python wrappers Numba would build for each (:class:`Kernel`): only the entry points
-are called from Python, through a twin that has them.
+are called from Python, through a twin that has them. Their pipeline folds tests of
+the literal feature mask before typing (:class:`FoldFeatureSwitches`), so a mask
+compiles only the model it runs.
 """
 import functools
 import operator
