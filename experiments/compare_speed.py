@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +39,24 @@ def checkout(rev: str, where: Path) -> Path:
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-e", str(tree)],
                    check=True, capture_output=True)
     return py
+
+
+def resolve(rev: str) -> str:
+    """The short commit id of ``rev``, so results name commits, never HEAD."""
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+@contextmanager
+def checkouts(old: str, new: str, where: Path):
+    """Worktrees and venvs of ``old`` and ``new`` under ``where``: yields
+    {"old": python, "new": python}; the worktrees are removed afterwards."""
+    try:
+        yield {"old": checkout(old, where), "new": checkout(new, where)}
+    finally:
+        for rev in (old, new):
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(where / f"tree-{rev}")], capture_output=True)
 
 
 def swarm(py: Path, out: Path, args: list[str], cache: Path) -> dict:
@@ -69,6 +88,7 @@ def main() -> None:
                     help="compare the timed mode (kraftwalk bench --timed-only) instead")
     ap.add_argument("--seconds", type=float, default=10.0, help="--timed: seconds per round")
     args = ap.parse_args()
+    args.old, args.new = resolve(args.old), resolve(args.new)
     run_args = ["--walks", str(args.walks), "--workers", str(args.workers), *args.extra.split()]
     one = ["--walks", "1", "--workers", "1", *args.extra.split()]
     run, unit, what = swarm, "checked steps/s", "kraftwalk swarm"
@@ -76,29 +96,22 @@ def main() -> None:
         run_args = ["--seconds", f"{args.seconds:g}", *args.extra.split()]
         one = ["--seconds", "1", *args.extra.split()]
         run, unit, what = timed_bench, "checked events/s", "kraftwalk bench --timed-only"
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, checkouts(args.old, args.new, Path(tmp)) as pys:
         where = Path(tmp)
-        pys, cold, warm = {}, {}, {}
-        try:
-            for label, rev in (("old", args.old), ("new", args.new)):
-                pys[label] = checkout(rev, where)
-                cache = where / f"cache-{label}"
-                cold[label] = run(pys[label], where / f"cold-{label}", one, cache)["jit_seconds"]
-                warm[label] = run(pys[label], where / f"warm-{label}", one, cache)["jit_seconds"]
-                print(f"{label}: cold JIT {cold[label]:.1f} s, warm load {warm[label]:.2f} s",
+        cold, warm = {}, {}
+        for label in ("old", "new"):
+            cache = where / f"cache-{label}"
+            cold[label] = run(pys[label], where / f"cold-{label}", one, cache)["jit_seconds"]
+            warm[label] = run(pys[label], where / f"warm-{label}", one, cache)["jit_seconds"]
+            print(f"{label}: cold JIT {cold[label]:.1f} s, warm load {warm[label]:.2f} s",
+                  flush=True)
+        rates = {"old": [], "new": []}
+        for r in range(args.rounds):
+            for label in ("old", "new"):
+                res = run(pys[label], where / f"{label}-{r}", run_args, where / f"cache-{label}")
+                rates[label].append(res["steps_per_s_per_core"])
+                print(f"round {r + 1} {label}: {rates[label][-1]:,.0f} {unit} per core",
                       flush=True)
-            rates = {"old": [], "new": []}
-            for r in range(args.rounds):
-                for label in ("old", "new"):
-                    res = run(pys[label], where / f"{label}-{r}", run_args,
-                              where / f"cache-{label}")
-                    rates[label].append(res["steps_per_s_per_core"])
-                    print(f"round {r + 1} {label}: {rates[label][-1]:,.0f} {unit} per core",
-                          flush=True)
-        finally:
-            for rev in (args.old, args.new):
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                                str(where / f"tree-{rev}")], capture_output=True)
     med = {k: statistics.median(v) for k, v in rates.items()}
     res = {"old": args.old, "new": args.new, "mode": "timed" if args.timed else "swarm",
            "run_args": run_args, "rates": rates,

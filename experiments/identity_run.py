@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_speed import ROOT, checkout, swarm  # noqa: E402
+from compare_speed import ROOT, checkouts, resolve, swarm  # noqa: E402
 
 from kraftwalk import rundir  # noqa: E402
 
@@ -44,33 +43,23 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "results")
     ap.add_argument("--name", default="identity-run", help="file name stem of the results")
     args = ap.parse_args()
-    for k in ("old", "new"):  # name the commits, not HEAD, in what is written
-        setattr(args, k, subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short",
-                                         getattr(args, k)], check=True, capture_output=True,
-                                        text=True).stdout.strip())
+    args.old, args.new = resolve(args.old), resolve(args.new)
     swarm_args = ["--walks", str(args.walks), "--seed", str(args.seed), *args.extra.split()]
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, checkouts(args.old, args.new, Path(tmp)) as pys:
         where = Path(tmp)
-        runs, seconds = {}, {}
-        try:
-            for label, rev in (("old", args.old), ("new", args.new)):
-                py = checkout(rev, where)
-                runs[label] = where / f"run-{label}"
-                t = time.perf_counter()
-                swarm(py, runs[label], swarm_args, where / f"cache-{label}")
-                seconds[label] = time.perf_counter() - t
-                print(f"{label} ({rev}): {seconds[label]:.0f} s", flush=True)
-            res = {"old": args.old, "new": args.new, "swarm_args": swarm_args}
-            for name in (rundir.WALKS, rundir.VIOLATIONS):
-                old, new = table(runs["old"], name), table(runs["new"], name)
-                res[f"{name}_rows"] = [old.num_rows, new.num_rows]
-                res[f"{name}_identical"] = old.equals(new)
-            res["coverage_identical"] = pq.read_table(runs["old"] / rundir.COVERAGE_FILE).equals(
-                pq.read_table(runs["new"] / rundir.COVERAGE_FILE))
-        finally:
-            for rev in (args.old, args.new):
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                                str(where / f"tree-{rev}")], capture_output=True)
+        runs = {}
+        for label in ("old", "new"):
+            runs[label] = where / f"run-{label}"
+            t = time.perf_counter()
+            swarm(pys[label], runs[label], swarm_args, where / f"cache-{label}")
+            print(f"{label} ({getattr(args, label)}): {time.perf_counter() - t:.0f} s", flush=True)
+        res = {"old": args.old, "new": args.new, "swarm_args": swarm_args}
+        for name in (rundir.WALKS, rundir.VIOLATIONS):
+            old, new = table(runs["old"], name), table(runs["new"], name)
+            res[f"{name}_rows"] = [old.num_rows, new.num_rows]
+            res[f"{name}_identical"] = old.equals(new)
+        res["coverage_identical"] = pq.read_table(runs["old"] / rundir.COVERAGE_FILE).equals(
+            pq.read_table(runs["new"] / rundir.COVERAGE_FILE))
     args.out.mkdir(exist_ok=True)
     (args.out / f"{args.name}.json").write_text(json.dumps(res, indent=1) + "\n")
     same = all(res[k] for k in ("walks_identical", "violations_identical", "coverage_identical"))
