@@ -25,6 +25,8 @@ from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.registry import CPUDispatcher
 from numba.core.untyped_passes import RewriteSemanticConstants
 
+from .link_only import LinkOnlyCache, LinkOnlyLibrary
+
 try:
     import fcntl
 except ImportError:  # not POSIX: saves stay unlocked, as Numba ships them
@@ -61,6 +63,9 @@ class Kernel(CPUDispatcher):
 
     def __call__(self, *args, **kws):
         return self.python_entry()(*args, **kws)
+
+    def enable_caching(self):
+        self._cache = LinkOnlyCache(self.py_func)
 
 
 _NO_WRAPPERS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
@@ -142,7 +147,14 @@ def _int_const(fir, var):
 
 class FeatureSwitchCompiler(CompilerBase):
     """Numba's nopython pipeline with :class:`FoldFeatureSwitches` before its first
-    dead-branch pruning."""
+    dead-branch pruning; a wrapperless kernel's code goes into a link-only library
+    (:mod:`.link_only`), optimized and compiled only inside its entry points."""
+
+    def compile_extra(self, func):
+        if self.state.library is None and self.state.flags.no_cpython_wrapper:
+            self.state.library = LinkOnlyLibrary(self.state.targetctx.codegen(),
+                                                 func.__qualname__)
+        return super().compile_extra(func)
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)

@@ -1,0 +1,103 @@
+"""Kernels called only by other kernels are optimized and compiled to machine code
+once, inside the entry point that calls them, never on their own.
+
+Numba finalizes every function it compiles: it links in the IR of all its callees,
+runs LLVM's whole module pipeline over the result and emits machine code for it.
+A kernel deep in the call tree is therefore optimized and code-generated again in
+every kernel above it: for the default kernels, 244 libraries whose finalizing took
+11 of a 25-second cold compile, of which the entry point's own 1.5 s is the only
+part a walk ever runs. A wrapperless kernel's library here (:class:`LinkOnlyLibrary`)
+stops after linking: its IR has had Numba's per-function passes, and goes on to the
+callers as it is; the entry point (a normal library) optimizes the whole linked
+module once, inlining across it as before, and emits the one machine code. Such a
+library has no machine code of its own, which is fine: no one calls a wrapperless
+kernel from Python (:class:`kernels.jit.Kernel` sends those calls to its twin).
+
+Its cache entry (:class:`LinkOnlyCache`) holds its IR as bitcode, so a later process
+compiling another entry point links the kernel from the cache without typing it.
+"""
+from numba.core import compiler
+from numba.core.caching import CompileResultCacheImpl, FunctionCache
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler_lock import require_global_compiler_lock
+import llvmlite.binding as ll
+
+# The serialized form's kind (Numba's own are "object" and "bitcode").
+KIND = "kraftwalk-link-only"
+
+
+class _NoMachineCode:
+    """The codegen seen through a link-only library: the same, except that it does
+    not fill in the library's Env pointer, which would live in machine code the
+    library never has. (Wrapperless kernels without NRT never read their Env: it
+    serves the Python wrapper and object-mode fallbacks.)"""
+
+    def __init__(self, codegen):
+        self._codegen = codegen
+
+    def set_env(self, env_name, env):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._codegen, name)
+
+
+class LinkOnlyLibrary(JITCodeLibrary):
+    """A code library whose finalizing links its callees' IR and stops there."""
+
+    @property
+    def codegen(self):
+        return _NoMachineCode(self._codegen)
+
+    def finalize(self):
+        require_global_compiler_lock()
+        self._raise_if_finalized()
+        seen = set()
+        for library in self._linking_libraries:
+            if library not in seen:
+                self._reload_init.update(library._reload_init)
+                seen.add(library)
+                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        self._finalized = True
+
+    def get_pointer_to_function(self, name):
+        """None of its functions has machine code: 0, as for a name not defined."""
+        self._ensure_finalized()
+        return 0
+
+    def serialize_using_object_code(self):
+        self._ensure_finalized()
+        return (self.name, KIND, self._final_module.as_bitcode())
+
+    @classmethod
+    def from_bitcode(cls, codegen, name, bitcode):
+        self = cls(codegen, name)
+        self._final_module = ll.parse_bitcode(bitcode)
+        self._finalized = True
+        return self
+
+
+class _LinkOnlyCacheImpl(CompileResultCacheImpl):
+    def rebuild(self, target_context, payload):
+        libdata, fndesc, env, signature, objectmode, lifted, typeann, reload_init, envs = payload
+        name, kind, data = libdata
+        if kind != KIND:  # an entry saved some other way
+            return super().rebuild(target_context, payload)
+        for fn in reload_init or ():
+            fn()
+        library = LinkOnlyLibrary.from_bitcode(target_context.codegen(), name, data)
+        # as CompileResult._rebuild does, with the library made here
+        return compiler.CompileResult(
+            target_context=target_context, typing_context=target_context.typing_context,
+            library=library, environment=env,
+            entry_point=target_context.get_executable(library, fndesc, env),
+            fndesc=fndesc, type_annotation=typeann, signature=signature,
+            objectmode=objectmode, lifted=lifted, typing_error=None, call_helper=None,
+            metadata=None, reload_init=reload_init, referenced_envs=envs)
+
+
+class LinkOnlyCache(FunctionCache):
+    """Numba's function cache, for compile results whose library is link-only."""
+    _impl_class = _LinkOnlyCacheImpl

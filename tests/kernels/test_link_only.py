@@ -1,0 +1,72 @@
+"""A kernel compiled as another kernel's callee is linked, not compiled on its own:
+no machine code of its own, its IR optimized and code-generated inside the entry
+point only. Its cache entry holds that IR, so another entry point compiled in a
+later process links it from the cache."""
+import subprocess
+import sys
+import textwrap
+
+from kraftwalk.kernels.jit import kernel
+from kraftwalk.kernels.link_only import LinkOnlyLibrary
+
+
+@kernel(cache=False)
+def _leaf(x):
+    t = 0
+    for k in range(x):
+        t += k * k
+    return t
+
+
+@kernel(cache=False)
+def _mid(x):
+    return _leaf(x) + _leaf(x + 1)
+
+
+def test_a_callee_has_no_machine_code_and_the_entry_point_runs_it():
+    assert _mid(5) == _mid.py_func(5) == 30 + 55  # the twin: a normal, compiled library
+    (cres,) = _mid.python_entry().overloads.values()
+    assert not isinstance(cres.library, LinkOnlyLibrary)
+    assert cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name) != 0
+    for callee in (_leaf,):  # compiled only as _mid's callee
+        (c,) = callee.overloads.values()
+        assert isinstance(c.library, LinkOnlyLibrary)
+        assert c.library.get_pointer_to_function(c.fndesc.llvm_func_name) == 0
+        assert c.fndesc.llvm_func_name in c.library.get_llvm_str()
+
+
+KERNELS = textwrap.dedent("""
+    from kraftwalk.kernels.jit import kernel
+
+    @kernel
+    def shared(x):
+        return x * 7 + 1
+
+    @kernel
+    def first(x):
+        return shared(x) + 1
+
+    @kernel
+    def second(x):
+        return shared(x) - 1
+""")
+
+# The first process compiles `first` (and `shared` as its callee) into the cache; the
+# second compiles `second`, which must find `shared` there and run it correctly.
+FIRST = "from probe import first, shared\nassert first(2) == 16\n"
+SECOND = textwrap.dedent("""
+    from probe import second, shared
+    assert second(2) == 14 and second(-3) == -21
+    assert not shared.stats.cache_misses, dict(shared.stats.cache_misses)
+    assert len(shared.stats.cache_hits) == 1, dict(shared.stats.cache_hits)
+""")
+
+
+def test_a_callee_cached_by_one_entry_point_is_linked_from_the_cache_by_another(tmp_path):
+    (tmp_path / "probe.py").write_text(KERNELS)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path),
+           "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    for script in (FIRST, SECOND):
+        run = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
