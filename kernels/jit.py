@@ -7,8 +7,8 @@ Any allocation inside a kernel is then a compile error, which is the point.
 
 No kernel is ``inline="always"``: Numba inlines such a function by copying and
 re-typing its IR at every call site, which took a fifth of the cold compile,
-while LLVM inlines the same small callees on its own at no cost in speed
-(results/speed-levers.md has the figures). And kernels are compiled without the
+while LLVM inlines callees on its own, once per entry point (:mod:`.link_only`;
+results/speed-levers.md has the figures). And kernels are compiled without the
 Python wrappers Numba would build for each (:class:`Kernel`): only the entry points
 are called from Python, through a twin that has them. Their pipeline folds tests of
 the literal feature mask before typing (:class:`FoldFeatureSwitches`), so a mask

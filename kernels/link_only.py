@@ -15,12 +15,23 @@ kernel from Python (:class:`kernels.jit.Kernel` sends those calls to its twin).
 
 Its cache entry (:class:`LinkOnlyCache`) holds its IR as bitcode, so a later process
 compiling another entry point links the kernel from the cache without typing it.
+
+With every kernel optimized once, in its entry point, inlining costs little compile
+time, so LLVM's inliner is given a threshold (:data:`INLINE_THRESHOLD`) under which
+the whole step, handlers and checks included, becomes one function: no call saves and
+restores registers or reloads the walk's array pointers (results/speed-levers.md
+has the figures). The option is LLVM's, so it holds for every module optimized in a
+process that imports the kernels.
 """
 from numba.core import compiler
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import require_global_compiler_lock
 import llvmlite.binding as ll
+
+# LLVM's cost threshold for inlining a call (its default at O3: 250).
+INLINE_THRESHOLD = 10000
+ll.set_option("", f"-inline-threshold={INLINE_THRESHOLD}")
 
 # The serialized form's kind (Numba's own are "object" and "bitcode").
 KIND = "kraftwalk-link-only"

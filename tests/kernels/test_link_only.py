@@ -70,3 +70,43 @@ def test_a_callee_cached_by_one_entry_point_is_linked_from_the_cache_by_another(
         run = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path,
                              capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
+
+
+@kernel(cache=False)
+def _bulky(x, y):
+    """Too costly for LLVM's default inlining threshold (250), well under ours."""
+    t = x
+    for k in range(y):
+        if t % 3 == 0:
+            t = t * 3 + k
+        elif t % 4 == 1:
+            t = t * 5 + k - 1
+        elif t % 5 == 2:
+            t = t * 7 + k - 2
+        elif t % 6 == 0:
+            t = t * 9 + k - 3
+        elif t % 7 == 1:
+            t = t * 11 + k - 4
+        elif t % 8 == 2:
+            t = t * 13 + k - 5
+        elif t % 9 == 0:
+            t = t * 15 + k - 6
+        elif t % 10 == 1:
+            t = t * 17 + k - 7
+        else:
+            t = t + 1
+    return t
+
+
+@kernel(cache=False)
+def _bulky_twice(x, y):
+    return _bulky(x, y) + _bulky(y, x)
+
+
+def test_the_entry_point_inlines_callees_past_llvms_default_threshold():
+    assert _bulky_twice(5, 9) == _bulky_twice.py_func(5, 9)
+    (cres,) = _bulky_twice.python_entry().overloads.values()
+    (callee,) = _bulky.overloads.values()
+    name = callee.fndesc.llvm_func_name
+    calls = [ln for ln in cres.library.get_llvm_str().splitlines() if "call " in ln and name in ln]
+    assert not calls, calls
