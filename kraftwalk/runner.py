@@ -244,7 +244,11 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
     saver = None
     with stop_on_signals():
         try:
+            # the run folder's first (empty) parts: the first Arrow arrays pay pyarrow's
+            # one-time imports (pandas, ~0.3 s), start-up rather than walks
+            t = time.monotonic()
             saver = RunSaver(lay, cfg, run_id, start, coverage)
+            state["startup_seconds"] = time.monotonic() - t
             record()
             if on_phase:
                 on_phase("compiling")
@@ -253,7 +257,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
                 state["workers"] = workers
                 if on_phase:
                     on_phase("starting")
-                state["startup_seconds"] = start_workers(cfg, workers, params, features)
+                state["startup_seconds"] += start_workers(cfg, workers, params, features)
                 if on_phase:
                     on_phase("running")
                 duration = cfg.effective_duration
