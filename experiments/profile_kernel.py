@@ -7,7 +7,13 @@ name of every function), runs walks for ``--seconds`` under ``perf record``, and
 prints each function's share of the samples (self time: where the CPU was, not
 who called it). Needs Linux ``perf``.
 
-    python experiments/profile_kernel.py [--seconds 20] [--top 25] [--out results/profile-kernel.md]
+    python experiments/profile_kernel.py [--seconds 20] [--top 25] [--inline-threshold N]
+                                         [--out results/profile-kernel.md]
+
+The entry point inlines the whole step into one function (kernels/link_only.py), so
+perf sees little more than ``_run_walks``. ``--inline-threshold 250`` (LLVM's own
+default) compiles the same kernels with calls left in place, function by function:
+slower code, but it says which part of the step costs what.
 """
 from __future__ import annotations
 
@@ -56,7 +62,14 @@ def write_perf_map(dispatchers) -> int:
     return len(starts)
 
 
-def child(seconds: float) -> None:
+def child(seconds: float, threshold: int | None) -> None:
+    if threshold is not None:
+        import importlib
+
+        import llvmlite.binding as ll
+
+        importlib.import_module("kraftwalk.kernels.link_only")  # sets the kernels' own first
+        ll.set_option("", f"-inline-threshold={threshold}")
     from kraftwalk.config import RunConfig
     from kraftwalk.kernels.walk import _run_walks, run_chunk
     from kraftwalk.runner import features_for, params_for, walk_weights
@@ -77,19 +90,23 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--out", type=Path, default=None, help="also write the table here (.md)")
+    ap.add_argument("--inline-threshold", type=int, default=None,
+                    help="LLVM's inlining threshold for this compile (default: the kernels')")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.seconds)
+        child(args.seconds, args.inline_threshold)
         return
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "perf.data"
         env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba")}
         # the child compiles first (not profiled), says "ready", then runs walks for
         # --seconds + 2 while perf samples it for --seconds
+        extra = [] if args.inline_threshold is None else [
+            "--inline-threshold", str(args.inline_threshold)]
         proc = subprocess.Popen([sys.executable, __file__, "--child", "--seconds",
-                                 str(args.seconds + 2)], env=env, stdout=subprocess.PIPE,
-                                text=True)
+                                 str(args.seconds + 2), *extra], env=env,
+                                stdout=subprocess.PIPE, text=True)
         ready = proc.stdout.readline()
         if not ready.startswith("ready"):
             sys.exit(f"the walks did not start: {ready!r}")
@@ -108,8 +125,10 @@ def main() -> None:
     lines = ["| self % | function |", "|---:|---|"]
     lines += [f"| {p:.1f} | {name} |" for p, name in rows[:args.top]]
     lines.append(f"\n{len(rows)} functions above 0.1% of the samples, {total:.1f}% in all; "
-                 f"`python experiments/profile_kernel.py --seconds {args.seconds:g}` "
-                 "(perf record of the default swarm's walks after their compile, one core).")
+                 f"`python experiments/profile_kernel.py --seconds {args.seconds:g}"
+                 + ("" if args.inline_threshold is None
+                    else f" --inline-threshold {args.inline_threshold}")
+                 + "` (perf record of the default swarm's walks after their compile, one core).")
     text = "\n".join(lines)
     print(text)
     if args.out:

@@ -161,6 +161,15 @@ def test_failed_footer_during_abort_keeps_original_exception(tmp_path: Path) -> 
     assert not path.exists() and no_leftovers(tmp_path)
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """The child starts with SIGINT at its default and unblocked, as a command started
+    from a shell has it, whatever this test process inherited or a library earlier in
+    the session left: a child that inherits SIGINT ignored or blocked never sees it
+    (Python installs its KeyboardInterrupt handler only over the default)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="uses SIGINT")
 def test_ctrl_c_in_a_real_process_keeps_finished_row_groups(tmp_path: Path) -> None:
     path = tmp_path / "walks.parquet"
@@ -181,13 +190,14 @@ def test_ctrl_c_in_a_real_process_keeps_finished_row_groups(tmp_path: Path) -> N
     paths = [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     proc = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env, preexec_fn=_ctrl_c_as_in_a_terminal,
     )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0 and "KeyboardInterrupt" in err
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err, (proc.returncode, err)
     meta = pq.read_metadata(path)
     assert meta.num_row_groups >= 3
     assert meta.num_rows == 100 * meta.num_row_groups  # only whole row groups
