@@ -113,9 +113,22 @@ T5=$(mktemp -d)
 python experiments/compare_speed.py --old 77253bf --rounds 3 --out "$T5"
 mv "$T5/compare-speed.md" "$R/compare-speed-compile.md"
 mv "$T5/compare-speed.json" "$R/compare-speed-compile.json"
-python experiments/compare_speed.py --old 1e54cdc --rounds 3 --out "$T5"
+python experiments/compare_speed.py --old 1e54cdc --walks 200000 --rounds 3 --out "$T5"
 mv "$T5/compare-speed.md" "$R/compare-speed-issue11.md"
 mv "$T5/compare-speed.json" "$R/compare-speed-issue11.json"
+# Every kernel optimized once in its entry point, the step inlined (against 45ae600);
+# every feature on against the first checkout with all three (24a9e32); the timed mode
+# against its first version with a bench (50142cc).
+python experiments/compare_speed.py --old 45ae600 --walks 200000 --rounds 3 --out "$T5"
+mv "$T5/compare-speed.md" "$R/compare-speed-link.md"
+mv "$T5/compare-speed.json" "$R/compare-speed-link.json"
+python experiments/compare_speed.py --old 24a9e32 --walks 200000 --rounds 3 \
+    --extra "--snapshots --reconfig --disk-loss" --out "$T5"
+mv "$T5/compare-speed.md" "$R/compare-speed-features-first.md"
+mv "$T5/compare-speed.json" "$R/compare-speed-features-first.json"
+python experiments/compare_speed.py --old 50142cc --timed --rounds 3 --out "$T5"
+mv "$T5/compare-speed.md" "$R/compare-speed-timed-first.md"
+mv "$T5/compare-speed.json" "$R/compare-speed-timed-first.json"
 # The walk by reference and the folded feature switches against the kernels before
 # them (f8e5c92): default config, every feature on, and the timed mode.
 python experiments/compare_speed.py --old f8e5c92 --rounds 3 --out "$T5"
@@ -129,11 +142,13 @@ python experiments/compare_speed.py --old f8e5c92 --timed --rounds 4 --out "$T5"
 mv "$T5/compare-speed.md" "$R/compare-speed-timed.md"
 mv "$T5/compare-speed.json" "$R/compare-speed-timed.json"
 rm -rf "$T5"
-# Where a walk's time goes, by function (perf).
-python experiments/profile_kernel.py --seconds 20 --top 30 --out "$R/profile-kernel.md"
+# Where a walk's time goes, by function (perf), with the calls LLVM's default threshold
+# leaves in place (the kernels themselves inline the step into one function).
+python experiments/profile_kernel.py --seconds 20 --top 30 --inline-threshold 250 \
+    --out "$R/profile-kernel.md"
 # The same walks before and after the speed levers (a million walks; violations too).
-python experiments/identity_run.py --old f8e5c92 --walks 1000000 --out "$R"
-python experiments/identity_run.py --old f8e5c92 --walks 200000 \
+python experiments/identity_run.py --old 45ae600 --walks 1000000 --out "$R"
+python experiments/identity_run.py --old 45ae600 --walks 200000 \
     --extra "--mutation double-vote" --name identity-run-double-vote --out "$R"
 
 # The timed mode: KRaft's election figures at Kafka's defaults, the validation against
