@@ -67,8 +67,32 @@ class Kernel(CPUDispatcher):
     def enable_caching(self):
         self._cache = LinkOnlyCache(self.py_func)
 
+    def get_call_template(self, args, kws):
+        """A kernel called from a kernel is compiled for its arguments' plain types
+        (:func:`_plain`), not one specialisation per constant and integer width passed
+        (``report(w, VOTE_UNIQUENESS, ...)`` had 14): LLVM inlines it into its entry point
+        and propagates the constants there anyway. Only the feature masks stay literal (LITERAL_PARAMS):
+        their tests fold before typing (:class:`FoldFeatureSwitches`)."""
+        pysig, args = self.fold_argument_types(args, kws)
+        args = tuple(a if name in LITERAL_PARAMS else _plain(a)
+                     for name, a in zip(pysig.parameters, args))
+        return super().get_call_template(args, {})
+
+
+def _plain(ty):
+    """A kernel argument's type for compiling: no literal, and a narrower signed integer
+    (a field read from the walk's int32 arrays) as int64, which Numba's arithmetic
+    promotes it to anyway: one compile where a caller passes a field and another a
+    computed value."""
+    ty = nbtypes.unliteral(ty)
+    if isinstance(ty, nbtypes.Integer) and ty.signed and ty.bitwidth < 64:
+        return nbtypes.int64
+    return ty
+
 
 _NO_WRAPPERS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+# Parameters that carry a feature or check mask, compiled as literals.
+LITERAL_PARAMS = frozenset({"features", "checks"})
 
 
 def kernel(fn=None, **options):

@@ -96,3 +96,31 @@ def test_a_feature_switch_on_the_literal_mask_is_folded_before_typing():
     assert call_with_features(_switched, 5, 2) == 5
     with pytest.raises(TypingError):
         call_with_features(_switched, 5, _ON)
+
+
+@kernel(cache=False)
+def _scaled(x, k):
+    return x * k
+
+
+@kernel(cache=False)
+def _masked(x, features):
+    return x + 1 if features & 2 else x
+
+
+@kernel(cache=False)
+def _calls_with_constants(x, a):
+    # constants, an int32 and an int64: one compile of _scaled; the masks stay literal
+    return (_scaled(x, 3) + _scaled(x, 5) + _scaled(a[0], x) + _scaled(x, a[1])
+            + _masked(x, 2) + _masked(x, 4))
+
+
+def test_a_callee_compiles_once_for_plain_types_and_the_masks_stay_literal():
+    import numpy as np
+    from numba.core import types
+
+    a = np.array([7, 9], dtype=np.int32)
+    assert _calls_with_constants(2, a) == 2 * 3 + 2 * 5 + 7 * 2 + 2 * 9 + 3 + 2
+    assert list(_scaled.overloads) == [(types.int64, types.int64)]
+    assert sorted(str(sig[1]) for sig in _masked.overloads) == ["Literal[int](2)",
+                                                               "Literal[int](4)"]
