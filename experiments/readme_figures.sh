@@ -122,6 +122,10 @@ mv "$T5/compare-speed.json" "$R/compare-speed-issue11.json"
 python experiments/compare_speed.py --old 45ae600 --walks 200000 --rounds 3 --out "$T5"
 mv "$T5/compare-speed.md" "$R/compare-speed-link.md"
 mv "$T5/compare-speed.json" "$R/compare-speed-link.json"
+# One compile per kernel for plain argument types (against 93b39c6).
+python experiments/compare_speed.py --old 93b39c6 --walks 200000 --rounds 3 --out "$T5"
+mv "$T5/compare-speed.md" "$R/compare-speed-plain.md"
+mv "$T5/compare-speed.json" "$R/compare-speed-plain.json"
 python experiments/compare_speed.py --old 24a9e32 --walks 200000 --rounds 3 \
     --extra "--snapshots --reconfig --disk-loss" --out "$T5"
 mv "$T5/compare-speed.md" "$R/compare-speed-features-first.md"

@@ -12,7 +12,8 @@ results/speed-levers.md has the figures). And kernels are compiled without the
 Python wrappers Numba would build for each (:class:`Kernel`): only the entry points
 are called from Python, through a twin that has them. Their pipeline folds tests of
 the literal feature mask before typing (:class:`FoldFeatureSwitches`), so a mask
-compiles only the model it runs.
+compiles only the model it runs; and a kernel compiles once for plain argument types
+(:meth:`Kernel.get_call_template`), not once per constant or integer width passed.
 """
 import functools
 import operator
