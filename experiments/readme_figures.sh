@@ -147,7 +147,7 @@ mv "$T5/compare-speed.md" "$R/compare-speed-timed.md"
 mv "$T5/compare-speed.json" "$R/compare-speed-timed.json"
 rm -rf "$T5"
 # Where a walk's time goes, by function (perf), with the calls LLVM's default threshold
-# leaves in place (the kernels themselves inline the step into one function).
+# leaves in place (the kernels themselves inline the step into three functions).
 python experiments/profile_kernel.py --seconds 20 --top 30 --inline-threshold 250 \
     --out "$R/profile-kernel.md"
 # The same walks before and after the speed levers (a million walks; violations too).

@@ -71,9 +71,10 @@ class Kernel(CPUDispatcher):
     def get_call_template(self, args, kws):
         """A kernel called from a kernel is compiled for its arguments' plain types
         (:func:`_plain`), not one specialisation per constant and integer width passed
-        (``report(w, VOTE_UNIQUENESS, ...)`` had 14): LLVM inlines it into its entry point
-        and propagates the constants there anyway. Only the feature masks stay literal (LITERAL_PARAMS):
-        their tests fold before typing (:class:`FoldFeatureSwitches`)."""
+        (``report(w, VOTE_UNIQUENESS, ...)`` had 14): LLVM inlines it into its entry
+        point and propagates the constants there anyway. Only the feature masks stay
+        literal (LITERAL_PARAMS): their tests fold before typing
+        (:class:`FoldFeatureSwitches`)."""
         pysig, args = self.fold_argument_types(args, kws)
         args = tuple(a if name in LITERAL_PARAMS else _plain(a)
                      for name, a in zip(pysig.parameters, args))

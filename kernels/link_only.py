@@ -18,9 +18,11 @@ compiling another entry point links the kernel from the cache without typing it.
 
 With every kernel optimized once, in its entry point, inlining costs little compile
 time, so LLVM's inliner is given a threshold (:data:`INLINE_THRESHOLD`) under which
-the whole step, handlers and checks included, becomes one function: no call saves and
-restores registers or reloads the walk's array pointers (results/speed-levers.md
-has the figures). The option is LLVM's, so it holds for every module optimized in a
+the walk loop takes in the draw, the mask update and the checks, and the two
+dispatchers it still calls (``do_action``, ``deliver_message``) take in the handlers:
+one or two calls a step where it made about ten, each saving and restoring registers
+and reloading the walk's array pointers (results/speed-levers.md has the
+figures). The option is LLVM's, so it holds for every module optimized in a
 process that imports the kernels.
 """
 from numba.core import compiler
