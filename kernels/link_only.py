@@ -28,7 +28,6 @@ process that imports the kernels.
 from numba.core import compiler
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.codegen import JITCodeLibrary
-from numba.core.compiler_lock import require_global_compiler_lock
 import llvmlite.binding as ll
 
 # LLVM's cost threshold for inlining a call (its default at O3: 250).
@@ -56,21 +55,18 @@ class _NoMachineCode:
 
 
 class LinkOnlyLibrary(JITCodeLibrary):
-    """A code library whose finalizing links its callees' IR and stops there."""
+    """A code library whose finalizing links its callees' IR and stops there: Numba's
+    own ``finalize`` with its two later stages, the module pipeline and the hand-over
+    to the JIT engine (machine code), left out."""
 
     @property
     def codegen(self):
         return _NoMachineCode(self._codegen)
 
-    def finalize(self):
-        require_global_compiler_lock()
-        self._raise_if_finalized()
-        seen = set()
-        for library in self._linking_libraries:
-            if library not in seen:
-                self._reload_init.update(library._reload_init)
-                seen.add(library)
-                self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+    def _optimize_final_module(self):
+        pass  # the entry point's library runs the module pipeline, once
+
+    def _finalize_final_module(self):
         self._finalize_dynamic_globals()
         self._verify_declare_only_symbols()
         self._finalized = True
