@@ -59,18 +59,21 @@ def checkouts(old: str, new: str, where: Path):
                             str(where / f"tree-{rev}")], capture_output=True)
 
 
-def swarm(py: Path, out: Path, args: list[str], cache: Path) -> dict:
-    subprocess.run([str(py), "-m", "kraftwalk.cli", "swarm", *args, "--out", str(out)],
-                   check=True, capture_output=True, cwd=out.parent,
+def kraftwalk(py: Path, args: list[str], out: Path, cache: Path) -> None:
+    """``kraftwalk ARGS --out OUT`` under the checkout's python, with its own Numba cache."""
+    subprocess.run([str(py), "-m", "kraftwalk.cli", *args, "--out", str(out)], check=True,
+                   capture_output=True, cwd=out.parent,
                    env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
+
+
+def swarm(py: Path, out: Path, args: list[str], cache: Path) -> dict:
+    kraftwalk(py, ["swarm", *args], out, cache)
     return json.loads((out / "run.json").read_text())
 
 
 def timed_bench(py: Path, out: Path, args: list[str], cache: Path) -> dict:
     """A timed-mode bench run, in the shape of a swarm's run.json."""
-    subprocess.run([str(py), "-m", "kraftwalk.cli", "bench", "--timed-only", *args, "--out",
-                    str(out)], check=True, capture_output=True, cwd=out.parent,
-                   env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
+    kraftwalk(py, ["bench", "--timed-only", *args], out, cache)
     res = json.loads((out / "bench-timed.json").read_text())
     return {"jit_seconds": res["jit_seconds"], "steps_per_s_per_core": res["events_per_s_per_core"]}
 
