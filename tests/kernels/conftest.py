@@ -10,6 +10,9 @@ compile: the whole suite uses only the handful defined here.
 """
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from kraftwalk.kernels import checkers
@@ -260,3 +263,30 @@ def w3():
 def led():
     return cluster_with_leader()
 
+
+
+# ---- fresh processes sharing a module and a Numba cache -----------------------------
+class ProbeProcesses:
+    """Python processes, each fresh, that import a module ``probe`` (its source given)
+    and share one Numba cache, both under ``where``: separate runs of a program, as the
+    cache sees them."""
+
+    def __init__(self, where, source: str) -> None:
+        (where / "probe.py").write_text(source)
+        self.where = where
+        self.env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(where),
+                    "NUMBA_CACHE_DIR": str(where / "cache")}
+
+    def start(self, script: str, *args: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", script, *args], env=self.env,
+                                cwd=self.where, stderr=subprocess.PIPE, text=True)
+
+    def run(self, script: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", script, *args], env=self.env,
+                              cwd=self.where, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def probe_processes(tmp_path):
+    """``probe_processes(source)``: a :class:`ProbeProcesses` in this test's tmp_path."""
+    return lambda source: ProbeProcesses(tmp_path, source)

@@ -2,8 +2,6 @@
 once (kraftwalk.precompile compiles feature masks side by side) must both land:
 unlocked, both read the same index, pick the same data-file number, and one entry
 is lost or points at the other's code."""
-import subprocess
-import sys
 import textwrap
 
 PROBE = textwrap.dedent("""
@@ -39,15 +37,10 @@ CHECK = textwrap.dedent("""
 """)
 
 
-def test_concurrent_saves_of_two_variants_both_land(tmp_path):
-    (tmp_path / "probe.py").write_text(PROBE)
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path),
-           "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    savers = [subprocess.Popen([sys.executable, "-c", SAVE, arg], env=env, cwd=tmp_path,
-                               stderr=subprocess.PIPE, text=True)
-              for arg in ("1", "1.5")]
+def test_concurrent_saves_of_two_variants_both_land(probe_processes):
+    procs = probe_processes(PROBE)
+    savers = [procs.start(SAVE, arg) for arg in ("1", "1.5")]
     for p in savers:
         assert p.wait(timeout=120) == 0, p.stderr.read()
-    check = subprocess.run([sys.executable, "-c", CHECK], env=env, cwd=tmp_path,
-                           capture_output=True, text=True, timeout=120)
+    check = procs.run(CHECK)
     assert check.returncode == 0, check.stderr

@@ -2,8 +2,6 @@
 no machine code of its own, its IR optimized and code-generated inside the entry
 point only. Its cache entry holds that IR, so another entry point compiled in a
 later process links it from the cache."""
-import subprocess
-import sys
 import textwrap
 
 from kraftwalk.kernels.jit import kernel
@@ -62,13 +60,11 @@ SECOND = textwrap.dedent("""
 """)
 
 
-def test_a_callee_cached_by_one_entry_point_is_linked_from_the_cache_by_another(tmp_path):
-    (tmp_path / "probe.py").write_text(KERNELS)
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path),
-           "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+def test_a_callee_cached_by_one_entry_point_is_linked_from_the_cache_by_another(
+        probe_processes):
+    procs = probe_processes(KERNELS)
     for script in (FIRST, SECOND):
-        run = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path,
-                             capture_output=True, text=True, timeout=120)
+        run = procs.run(script)
         assert run.returncode == 0, run.stderr
 
 
