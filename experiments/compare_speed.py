@@ -9,9 +9,11 @@ alternately under each, ``--rounds`` times, and the medians are compared.
 
     python experiments/compare_speed.py --old 1e54cdc [--new HEAD] [--walks 60000]
 
-writes results/compare-speed.md (and .json). With ``--timed`` it compares the timed
+writes compare-speed.md (and .json) into --out. With ``--timed`` it compares the timed
 mode instead: checked events/s per core of ``kraftwalk bench --timed-only --seconds S``
-each round, and the timed kernels' cold and warm JIT.
+each round, and the timed kernels' cold and warm JIT. ``--old-env``/``--new-env``
+KEY=VALUE set a variable for one side's runs: one checkout on plain Numba against
+itself on the hooks is ``--old HEAD --old-env KRAFTWALK_PLAIN_NUMBA=1``.
 """
 from __future__ import annotations
 
@@ -49,33 +51,47 @@ def resolve(rev: str) -> str:
 
 @contextmanager
 def checkouts(old: str, new: str, where: Path):
-    """Worktrees and venvs of ``old`` and ``new`` under ``where``: yields
-    {"old": python, "new": python}; the worktrees are removed afterwards."""
+    """Worktrees and venvs of ``old`` and ``new`` under ``where`` (one if they are the
+    same commit): yields {"old": python, "new": python}; the worktrees are removed
+    afterwards."""
     try:
-        yield {"old": checkout(old, where), "new": checkout(new, where)}
+        py_old = checkout(old, where)
+        yield {"old": py_old, "new": py_old if new == old else checkout(new, where)}
     finally:
-        for rev in (old, new):
+        for rev in {old, new}:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
                             str(where / f"tree-{rev}")], capture_output=True)
 
 
-def kraftwalk(py: Path, args: list[str], out: Path, cache: Path) -> None:
-    """``kraftwalk ARGS --out OUT`` under the checkout's python, with its own Numba cache."""
+def kraftwalk(py: Path, args: list[str], out: Path, cache: Path, env: dict) -> None:
+    """``kraftwalk ARGS --out OUT`` under the checkout's python, with its own Numba cache
+    and the variables ``env``."""
     subprocess.run([str(py), "-m", "kraftwalk.cli", *args, "--out", str(out)], check=True,
                    capture_output=True, cwd=out.parent,
-                   env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
+                   env={**os.environ, **env, "NUMBA_CACHE_DIR": str(cache)})
 
 
-def swarm(py: Path, out: Path, args: list[str], cache: Path) -> dict:
-    kraftwalk(py, ["swarm", *args], out, cache)
+def swarm(py: Path, out: Path, args: list[str], cache: Path, env: dict) -> dict:
+    kraftwalk(py, ["swarm", *args], out, cache, env)
     return json.loads((out / "run.json").read_text())
 
 
-def timed_bench(py: Path, out: Path, args: list[str], cache: Path) -> dict:
+def timed_bench(py: Path, out: Path, args: list[str], cache: Path, env: dict) -> dict:
     """A timed-mode bench run, in the shape of a swarm's run.json."""
-    kraftwalk(py, ["bench", "--timed-only", *args], out, cache)
+    kraftwalk(py, ["bench", "--timed-only", *args], out, cache, env)
     res = json.loads((out / "bench-timed.json").read_text())
     return {"jit_seconds": res["jit_seconds"], "steps_per_s_per_core": res["events_per_s_per_core"]}
+
+
+def variables(pairs: list[str]) -> dict:
+    """{"KEY": "VALUE"} of KEY=VALUE arguments."""
+    out = {}
+    for p in pairs:
+        key, sep, value = p.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"compare_speed: error: {p!r}: expected KEY=VALUE")
+        out[key] = value
+    return out
 
 
 def main() -> None:
@@ -86,12 +102,22 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--extra", default="", help="further swarm options, e.g. '--voters 5'")
-    ap.add_argument("--out", type=Path, default=ROOT / "results")
+    ap.add_argument("--out", type=Path, default=Path.cwd(),
+                    help="folder for the tables (default: the working directory)")
     ap.add_argument("--timed", action="store_true",
                     help="compare the timed mode (kraftwalk bench --timed-only) instead")
     ap.add_argument("--seconds", type=float, default=10.0, help="--timed: seconds per round")
+    ap.add_argument("--old-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="a variable set for the old side's runs (repeatable)")
+    ap.add_argument("--new-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="a variable set for the new side's runs (repeatable)")
     args = ap.parse_args()
     args.old, args.new = resolve(args.old), resolve(args.new)
+    envs = {"old": variables(args.old_env), "new": variables(args.new_env)}
+    if args.old == args.new and envs["old"] == envs["new"]:
+        ap.error(f"--old and --new are both {args.old} with the same variables: nothing to compare")
+    names = {k: " ".join([rev, *(f"{a}={b}" for a, b in envs[k].items())])
+             for k, rev in (("old", args.old), ("new", args.new))}
     run_args = ["--walks", str(args.walks), "--workers", str(args.workers), *args.extra.split()]
     one = ["--walks", "1", "--workers", "1", *args.extra.split()]
     run, unit, what = swarm, "checked steps/s", "kraftwalk swarm"
@@ -104,19 +130,22 @@ def main() -> None:
         cold, warm = {}, {}
         for label in ("old", "new"):
             cache = where / f"cache-{label}"
-            cold[label] = run(pys[label], where / f"cold-{label}", one, cache)["jit_seconds"]
-            warm[label] = run(pys[label], where / f"warm-{label}", one, cache)["jit_seconds"]
+            cold[label] = run(pys[label], where / f"cold-{label}", one, cache,
+                              envs[label])["jit_seconds"]
+            warm[label] = run(pys[label], where / f"warm-{label}", one, cache,
+                              envs[label])["jit_seconds"]
             print(f"{label}: cold JIT {cold[label]:.1f} s, warm load {warm[label]:.2f} s",
                   flush=True)
         rates = {"old": [], "new": []}
         for r in range(args.rounds):
             for label in ("old", "new"):
-                res = run(pys[label], where / f"{label}-{r}", run_args, where / f"cache-{label}")
+                res = run(pys[label], where / f"{label}-{r}", run_args, where / f"cache-{label}",
+                          envs[label])
                 rates[label].append(res["steps_per_s_per_core"])
                 print(f"round {r + 1} {label}: {rates[label][-1]:,.0f} {unit} per core",
                       flush=True)
     med = {k: statistics.median(v) for k, v in rates.items()}
-    res = {"old": args.old, "new": args.new, "mode": "timed" if args.timed else "swarm",
+    res = {"old": names["old"], "new": names["new"], "mode": "timed" if args.timed else "swarm",
            "run_args": run_args, "rates": rates,
            "median": med, "ratio": med["new"] / med["old"], "cold_jit_seconds": cold,
            "warm_jit_seconds": warm}
@@ -129,7 +158,7 @@ def main() -> None:
           "| old ({old}) | {co:.1f} s | {wo:.2f} s |\n| new ({new}) | {cn:.1f} s | {wn:.2f} s |\n\n"
           "new / old cold JIT = {cr:.2f}; the JIT time of a short run (`{what} "
           "{o}`) into an empty cache, then again with it filled.\n").format(
-        n=args.rounds, old=args.old, new=args.new, mo=med["old"], mn=med["new"],
+        n=args.rounds, old=names["old"], new=names["new"], mo=med["old"], mn=med["new"],
         ratio=res["ratio"], a=" ".join(run_args), co=cold["old"], cn=cold["new"],
         wo=warm["old"], wn=warm["new"], cr=cold["new"] / cold["old"], o=" ".join(one),
         unit=unit, what=what)

@@ -9,7 +9,7 @@ coverage tables are compared (run ids aside):
     python experiments/identity_run.py --old 77253bf [--new HEAD] [--walks 1000000]
         [--extra "--mutation double-vote"]
 
-writes results/NAME.md (and .json; --name, default identity-run).
+writes NAME.md (and .json; --name, default identity-run) into --out.
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ def main() -> None:
     ap.add_argument("--walks", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--extra", default="", help="further swarm options, e.g. '--voters 5'")
-    ap.add_argument("--out", type=Path, default=ROOT / "results")
+    ap.add_argument("--out", type=Path, default=Path.cwd(),
+                    help="folder for the tables (default: the working directory)")
     ap.add_argument("--name", default="identity-run", help="file name stem of the results")
     args = ap.parse_args()
     args.old, args.new = resolve(args.old), resolve(args.new)
