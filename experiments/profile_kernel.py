@@ -65,20 +65,18 @@ def write_perf_map(dispatchers) -> int:
 
 def child(seconds: float, threshold: int | None) -> None:
     if threshold is not None:
-        import importlib
+        from kraftwalk.kernels import link_only
 
-        import llvmlite.binding as ll
-
-        importlib.import_module("kraftwalk.kernels.link_only")  # sets the kernels' own first
-        ll.set_option("", f"-inline-threshold={threshold}")
+        link_only.INLINE_THRESHOLD = threshold  # what an entry point is optimized with
     from kraftwalk.config import RunConfig
+    from kraftwalk.kernels.jit import entry
     from kraftwalk.kernels.walk import _run_walks, run_chunk
     from kraftwalk.runner import features_for, params_for, walk_weights
 
     cfg = RunConfig()
     params, bw, feats = params_for(cfg), walk_weights(cfg)[0], features_for(cfg)
     run_chunk(0, 0, 10, params, bw, True, feats)
-    n = write_perf_map([_run_walks.python_entry()])
+    n = write_perf_map([entry(_run_walks)])
     print(f"ready {n}", flush=True)
     first, end = 10, time.perf_counter() + seconds
     while time.perf_counter() < end:

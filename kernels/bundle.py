@@ -21,6 +21,11 @@ from numba.core.extending import (
 )
 from numba.core.typing.templates import AttributeTemplate
 
+# What bundles need of Numba's internals beyond the imports (checked before use, .hooks).
+REQUIRED = [(cgutils, a) for a in ("gep_inbounds", "alloca_once", "alloca_once_value",
+                                   "if_likely", "is_not_null", "is_null", "true_bit",
+                                   "false_bit")] + [(imputils, "impl_ret_borrowed")]
+
 
 class BundleType(types.Type):
     """The Numba type of one bundle class with given array types."""

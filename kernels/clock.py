@@ -32,7 +32,7 @@ they move with their message. All times are integer microseconds.
 """
 import numpy as np
 
-from .bundle import bundle
+from .jit import bundle
 from .jit import kernel
 from .layout import RNG
 from .rng import GAMMA, INV53, S11, mix64, rand_below, rand_unit

@@ -1,265 +1,64 @@
-"""The one decorator for kernel code.
+"""The one decorator for kernel code, on Numba's internals or on its public API alone.
 
-``_nrt=False`` compiles without Numba's reference-counting runtime: kernels
-never allocate, and without it passing the walk's arrays to a function costs
-no atomic increfs and decrefs (with it, a call cost ~70 atomics: 40x slower).
-Any allocation inside a kernel is then a compile error, which is the point.
+kraftwalk's speed comes from hooks into Numba's internals (:mod:`.hooks`: no Python
+wrappers or reference counting, feature switches folded before typing, each kernel
+optimized once in its entry point, the walk passed by reference), worth about 10x.
+Those internals move between Numba releases, so the hooks are used only where they
+install: ``KRAFTWALK_PLAIN_NUMBA=1`` turns them off, and a Numba that lacks one of
+them (an import or attribute lookup fails) falls back to :mod:`.plain`, the public
+API alone, with one warning line. Both compile the same functions to the same
+arithmetic: every walk, violation and coverage count is the same either way
+(tests/kernels/test_plain_numba.py); only speed and compile time differ.
 
-No kernel is ``inline="always"``: Numba inlines such a function by copying and
-re-typing its IR at every call site, which took a fifth of the cold compile,
-while LLVM inlines callees on its own, once per entry point (:mod:`.link_only`;
-results/speed-levers.md has the figures). And kernels are compiled without the
-Python wrappers Numba would build for each (:class:`Kernel`): only the entry points
-are called from Python, through a twin that has them. Their pipeline folds tests of
-the literal feature mask before typing (:class:`FoldFeatureSwitches`), so a mask
-compiles only the model it runs; and a kernel compiles once for plain argument types
-(:meth:`Kernel.get_call_template`), not once per constant or integer width passed.
+The choice is made when the kernels are first imported, once per process, and is
+passed on to worker processes through the environment, so a fall-back warns once.
 """
-import functools
-import operator
-import threading
-import types
+import os
+import sys
 
-from numba.core import caching, event, ir, ir_utils, types as nbtypes
-from numba.core.compiler import CompilerBase, DefaultPassBuilder
-from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.registry import CPUDispatcher
-from numba.core.untyped_passes import RewriteSemanticConstants
-
-from .link_only import LinkOnlyCache, LinkOnlyLibrary
-
-try:
-    import fcntl
-except ImportError:  # not POSIX: saves stay unlocked, as Numba ships them
-    fcntl = None
+from .numba_switch import COST, ENV, SUPPORTED, plain_requested
 
 
-class Kernel(CPUDispatcher):
-    """A kernel compiled without Python wrappers: Numba builds a CPython and a C
-    wrapper for every function it compiles, about a quarter of the cold compile,
-    yet kernels call each other natively and only entry points are called from
-    Python. A call from Python (an entry point, a test) goes to the kernel's twin, the
-    same function compiled with its wrappers under its own cache entry (a copy of the
-    function named ``<name>__entry``: the cache key does not hold the wrapper flags,
-    so the two must never share one)."""
-
-    _twin = None
-    _caching = False
-
-    def python_entry(self) -> CPUDispatcher:
-        """The twin with Python wrappers (made on first use)."""
-        if self._twin is None:
-            fn = self.py_func
-            copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__,
-                                      fn.__defaults__, fn.__closure__)
-            copy.__qualname__ = fn.__qualname__ + "__entry"
-            copy.__module__, copy.__doc__ = fn.__module__, fn.__doc__
-            opts = {k: v for k, v in self.targetoptions.items() if k not in _NO_WRAPPERS}
-            twin = CPUDispatcher(copy, locals=self.locals, targetoptions=opts,
-                                 pipeline_class=FeatureSwitchCompiler)
-            if self._caching:
-                twin.enable_caching()
-            self._twin = twin
-        return self._twin
-
-    def __call__(self, *args, **kws):
-        return self.python_entry()(*args, **kws)
-
-    def enable_caching(self):
-        self._cache = LinkOnlyCache(self.py_func)
-
-    def get_call_template(self, args, kws):
-        """A kernel called from a kernel is compiled for its arguments' plain types
-        (:func:`_plain`), not one specialisation per constant and integer width passed
-        (``report(w, VOTE_UNIQUENESS, ...)`` had 14): LLVM inlines it into its entry
-        point and propagates the constants there anyway. Only the feature masks stay
-        literal (LITERAL_PARAMS): their tests fold before typing
-        (:class:`FoldFeatureSwitches`)."""
-        pysig, args = self.fold_argument_types(args, kws)
-        args = tuple(a if name in LITERAL_PARAMS else _plain(a)
-                     for name, a in zip(pysig.parameters, args))
-        return super().get_call_template(args, {})
-
-
-def _plain(ty):
-    """A kernel argument's type for compiling: no literal, and a narrower signed integer
-    (a field read from the walk's int32 arrays) as int64, which Numba's arithmetic
-    promotes it to anyway: one compile where a caller passes a field and another a
-    computed value."""
-    ty = nbtypes.unliteral(ty)
-    if isinstance(ty, nbtypes.Integer) and ty.signed and ty.bitwidth < 64:
-        return nbtypes.int64
-    return ty
-
-
-_NO_WRAPPERS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
-# Parameters that carry a feature or check mask, compiled as literals.
-LITERAL_PARAMS = frozenset({"features", "checks"})
-
-
-def kernel(fn=None, **options):
-    """``njit`` for kernel code: cached, without NRT, a :class:`Kernel`."""
-    cache = options.pop("cache", True)
-    targetoptions = {"nopython": True, "boundscheck": None, "_nrt": False, **options,
-                     **_NO_WRAPPERS}
-
-    def make(f):
-        disp = Kernel(f, locals={}, targetoptions=targetoptions,
-                      pipeline_class=FeatureSwitchCompiler)
-        disp._caching = cache
-        if cache:
-            disp.enable_caching()
-        return disp
-
-    return make if fn is None else make(fn)
-
-
-@register_pass(mutates_CFG=False, analysis_only=False)
-class FoldFeatureSwitches(FunctionPass):
-    """Turn ``features & FLAG`` into its value where ``features`` is a literal argument.
-
-    Kernels receive the feature mask as a literal, but Numba's branch pruning, run
-    before typing, folds a test on an argument only when it is compared with None:
-    ``if features & SNAPSHOTS:`` stayed, so every mask typed and compiled the whole
-    model (snapshot, voter-change and disk-loss handlers included) and only LLVM
-    dropped the dead paths. With the test a constant, the pruning that follows drops
-    the branch before typing, and the kernels it alone calls are never compiled."""
-
-    _name = "fold_feature_switches"
-
-    def __init__(self):
-        FunctionPass.__init__(self)
-
-    def run_pass(self, state):
-        fir = state.func_ir
-        changed = False
-        for block in fir.blocks.values():
-            for stmt in block.body:
-                if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
-                        and stmt.value.op == "binop" and stmt.value.fn is operator.and_):
-                    continue
-                sides = [_literal_arg(fir, state.args, v) for v in (stmt.value.lhs, stmt.value.rhs)]
-                consts = [_int_const(fir, v) for v in (stmt.value.lhs, stmt.value.rhs)]
-                if sides[0] is not None and consts[1] is not None:
-                    value = sides[0] & consts[1]
-                elif sides[1] is not None and consts[0] is not None:
-                    value = consts[0] & sides[1]
-                else:
-                    continue
-                expr, stmt.value = stmt.value, ir.Const(value, stmt.value.loc)
-                defs = fir._definitions[stmt.target.name]  # others, if any, stay
-                defs[:] = [stmt.value if d is expr else d for d in defs]
-                changed = True
-        return changed
-
-
-def _literal_arg(fir, args, var):
-    """The value of ``var`` if it is a literal integer argument, else None."""
-    d = ir_utils.guard(ir_utils.get_definition, fir, var)
-    if isinstance(d, ir.Arg) and d.index < len(args):
-        ty = args[d.index]
-        if isinstance(ty, nbtypes.IntegerLiteral):
-            return ty.literal_value
-    return None
-
-
-def _int_const(fir, var):
+def _choose():
+    """(implementation module, why plain or None)."""
+    if plain_requested():
+        from . import plain
+        return plain, f"{ENV}=1"
     try:
-        c = ir_utils.find_const(fir, var)
-    except ir_utils.GuardException:
-        return None
-    return c if isinstance(c, int) and not isinstance(c, bool) else None
+        from . import hooks
+        missing = hooks.missing_internal()
+    except (ImportError, AttributeError) as e:
+        missing = f"{type(e).__name__}: {e}"
+    if missing is None:
+        return hooks, None
+    import numba
+
+    from . import plain
+    sys.stderr.write(f"kraftwalk: warning: Numba {numba.__version__} lacks an internal the "
+                     f"fast kernels need ({missing}); running on plain Numba ({COST}; "
+                     f"tested: {SUPPORTED})\n")
+    os.environ[ENV] = "1"  # workers start plain too, without warning again
+    return plain, f"fall-back: {missing}"
 
 
-class FeatureSwitchCompiler(CompilerBase):
-    """Numba's nopython pipeline with :class:`FoldFeatureSwitches` before its first
-    dead-branch pruning; a wrapperless kernel's code goes into a link-only library
-    (:mod:`.link_only`), optimized and compiled only inside its entry points."""
-
-    def compile_extra(self, func):
-        if self.state.library is None and self.state.flags.no_cpython_wrapper:
-            self.state.library = LinkOnlyLibrary(self.state.targetctx.codegen(),
-                                                 func.__qualname__)
-        return super().compile_extra(func)
-
-    def define_pipelines(self):
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.add_pass_after(FoldFeatureSwitches, RewriteSemanticConstants)
-        pm.finalize()
-        return [pm]
+_impl, WHY_PLAIN = _choose()
+MODE = _impl.MODE  # "hooks" or "plain"
+kernel = _impl.kernel
+call_with_features = _impl.call_with_features
+entry = _impl.entry
+bundle = _impl.bundle
+literally = _impl.literally  # an entry point's feature mask: literal with the hooks
 
 
-class _FreshLabelsPerCompile(event.Listener):
-    """Numba numbers IR blocks from one process-wide counter, and each inlining of
-    an ``inline="always"`` callee that itself inlined others offsets its labels past
-    the counter, so the counter about doubles per such inlining (~35 decimal digits
-    per feature mask of this kernel). After ~30 masks in one process a block name
-    passes LLVM's 1024-character limit and the compile fails ("name is too long").
-    Every top-level compile starts from fresh bytecode, so it may start the counter
-    from zero as a fresh process does; nested compiles (callees) keep it."""
-
-    def __init__(self):
-        self._depth = threading.local()
-
-    def on_start(self, ev):
-        depth = getattr(self._depth, "n", 0)
-        if depth == 0:
-            ir_utils._the_max_label._value = 0
-        self._depth.n = depth + 1
-
-    def on_end(self, ev):
-        self._depth.n -= 1
+def parallel_compile_safe() -> bool:
+    """Whether processes may compile kernel variants into one cache at once: only
+    where saves are serialized (:mod:`.cache_lock`, with the hooks on POSIX)."""
+    if MODE != "hooks":
+        return False
+    from .cache_lock import SAVES_SERIALIZED
+    return SAVES_SERIALIZED
 
 
-if hasattr(getattr(ir_utils, "_the_max_label", None), "_value"):
-    event.register("numba:compile", _FreshLabelsPerCompile())
-
-
-def _serialized(save):
-    """Numba saves a cache entry by reading the function's index, picking the first
-    free data-file number, writing the index and then the data, with no lock. Two
-    processes that compile different variants of one kernel into the same cache
-    (kraftwalk.precompile does) can pick the same number: one index entry is lost and
-    the other may point at the other variant's code. An exclusive lock per index file
-    around the whole save makes each save see the last one's index."""
-    @functools.wraps(save)
-    def locked_save(self, key, data):
-        try:
-            lock = open(self._index_path + ".lock", "a")
-        except OSError:  # a cache we cannot lock is one we cannot write either
-            return save(self, key, data)
-        with lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-            return save(self, key, data)
-    locked_save.serialized = True
-    return locked_save
-
-
-_index_file = getattr(caching, "IndexDataCacheFile", None)
-if fcntl is not None and hasattr(_index_file, "save") and not getattr(
-        _index_file.save, "serialized", False):
-    _index_file.save = _serialized(_index_file.save)
-
-_ENTRY_POINTS = {}
-
-
-def call_with_features(dispatcher, *args):
-    """Call a kernel whose last argument is the literal feature mask.
-
-    Numba resolves a literal argument from Python by failing and retrying its
-    dispatch, about 10 ms a call; here the specialisation is compiled (or loaded
-    from the cache) once per (kernel, mask) and its entry point called directly,
-    about 1 us.
-    """
-    from numba.core import types
-
-    features = int(args[-1])
-    key = (dispatcher, features)
-    entry = _ENTRY_POINTS.get(key)
-    if entry is None:
-        if isinstance(dispatcher, Kernel):
-            dispatcher = dispatcher.python_entry()
-        sig = tuple(dispatcher.typeof_pyval(a) for a in args[:-1]) + (types.literal(features),)
-        entry = dispatcher.compile(sig)
-        _ENTRY_POINTS[key] = entry
-    return entry(*args[:-1], features)
+def describe() -> str:
+    """The mode for run records: "hooks", or "plain (why)"."""
+    return MODE if WHY_PLAIN is None else f"plain ({WHY_PLAIN})"

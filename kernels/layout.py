@@ -113,7 +113,7 @@ weights float64 [2, N_FAMILIES]   WEIGHT and CUM_WEIGHT of each action family
 
 import numpy as np
 
-from .bundle import bundle
+from .jit import bundle
 
 # ---- node roles (Kafka's EpochState implementations) -----------------------
 UNATTACHED = 0

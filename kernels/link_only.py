@@ -22,17 +22,62 @@ the walk loop takes in the draw, the mask update and the checks, and the two
 dispatchers it still calls (``do_action``, ``deliver_message``) take in the handlers:
 one or two calls a step where it made about ten, each saving and restoring registers
 and reloading the walk's array pointers (results/speed-levers.md has the
-figures). The option is LLVM's, so it holds for every module optimized in a
-process that imports the kernels.
+figures). The option is LLVM's, for the whole process, so an entry point's library
+(:class:`EntryLibrary`) sets it only while LLVM optimizes that library's module, and
+then sets it to the threshold LLVM derives from Numba's optimization level: other
+code compiled in the process is inlined as it would be without kraftwalk.
 """
-from numba.core import compiler
-from numba.core.caching import CompileResultCacheImpl, FunctionCache
+import inspect
+
+from numba.core import compiler, config
+from numba.core.caching import CompileResultCacheImpl
 from numba.core.codegen import JITCodeLibrary
 import llvmlite.binding as ll
 
-# LLVM's cost threshold for inlining a call (its default at O3: 250).
+from .cache_lock import KernelCache
+
+# LLVM's cost threshold for inlining a call in an entry point (its default at O3: 250).
 INLINE_THRESHOLD = 10000
-ll.set_option("", f"-inline-threshold={INLINE_THRESHOLD}")
+
+# What this module needs of Numba's internals (checked before use, .hooks): the
+# library's finalizing stages, and the fields of a cached compile result.
+REQUIRED = [(JITCodeLibrary, a) for a in (
+    "_optimize_final_module", "_finalize_final_module", "_finalize_dynamic_globals",
+    "_verify_declare_only_symbols", "_ensure_finalized", "serialize_using_object_code",
+    "get_pointer_to_function", "enable_object_caching")] + [(CompileResultCacheImpl, "rebuild"),
+                                   (compiler.CompileResult, "_rebuild")]
+# CompileResult._rebuild's parameters (the serialized payload's fields, in order) and
+# the CompileResult fields _LinkOnlyCacheImpl.rebuild fills in.
+PAYLOAD = ("libdata", "fndesc", "env", "signature", "objectmode", "lifted", "typeann",
+           "reload_init", "referenced_envs")
+RESULT_FIELDS = {"target_context", "typing_context", "library", "environment", "entry_point",
+                 "fndesc", "type_annotation", "signature", "objectmode", "lifted",
+                 "typing_error", "call_helper", "metadata", "reload_init", "referenced_envs"}
+
+
+def compile_result_matches() -> bool:
+    """Whether Numba serializes and rebuilds a compile result as this module does."""
+    params = list(inspect.signature(compiler.CompileResult._rebuild).parameters)
+    return (tuple(params[1:]) == PAYLOAD  # after target_context
+            and set(compiler.CompileResult._fields) == RESULT_FIELDS)
+
+
+def _level_threshold() -> int:
+    """The inlining threshold LLVM's pipeline derives from Numba's optimization level
+    (LLVM's OptAggressiveThreshold at -O3, its default below)."""
+    return 250 if int(config.OPT) >= 3 else 225
+
+
+class EntryLibrary(JITCodeLibrary):
+    """An entry point's code library: LLVM inlines up to :data:`INLINE_THRESHOLD`
+    while it optimizes this module, and at the level's own threshold after."""
+
+    def _optimize_final_module(self):
+        ll.set_option("", f"-inline-threshold={INLINE_THRESHOLD}")
+        try:
+            super()._optimize_final_module()
+        finally:
+            ll.set_option("", f"-inline-threshold={_level_threshold()}")
 
 # The serialized form's kind (Numba's own are "object" and "bitcode").
 KIND = "kraftwalk-link-only"
@@ -107,6 +152,6 @@ class _LinkOnlyCacheImpl(CompileResultCacheImpl):
             metadata=None, reload_init=reload_init, referenced_envs=envs)
 
 
-class LinkOnlyCache(FunctionCache):
-    """Numba's function cache, for compile results whose library is link-only."""
+class LinkOnlyCache(KernelCache):
+    """The kernels' function cache, for compile results whose library is link-only."""
     _impl_class = _LinkOnlyCacheImpl

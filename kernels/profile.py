@@ -4,10 +4,9 @@ Each loop repeats one phase of ``swarm.step`` + ``checkers.check_invariants``
 on a mid-walk state, so its time per iteration is that phase's cost.
 """
 import numpy as np
-from numba import literally
 
 from .checkers import check_step
-from .jit import call_with_features, kernel
+from .jit import call_with_features, kernel, literally
 from .swarm import draw_action, step
 from .transition import N_FAMILIES, enabled_masks
 from .walk import reset_walk

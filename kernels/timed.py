@@ -14,9 +14,8 @@ is answered when the leader appends, its HW moves, or after the max wait. Only a
 Fetch that acknowledges nothing new is held, so holding it delays no commit.
 """
 import numpy as np
-from numba import literally
 
-from .jit import call_with_features, kernel
+from .jit import call_with_features, kernel, literally
 
 from .clock import (
     BURST_END, BURST_MUTED, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART,

@@ -7,11 +7,10 @@ checks the invariants, which is what replay, shrinking and the differential test
 against the reference model are built on.
 """
 import numpy as np
-from numba import literally
 
 from .checkers import check_after_step
 from .features import TRACE
-from .jit import call_with_features, kernel
+from .jit import call_with_features, kernel, literally
 from .layout import (
     P_DEPTH, STATS_BASE, S_STEPS, S_WIDTH, VIOL_BASE, V_INVARIANT, V_WIDTH, WEIGHT, alloc_walk,
 )

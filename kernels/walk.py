@@ -6,9 +6,8 @@ walk index, params, weights mode, features), never on which chunk, thread,
 process or machine runs it.
 """
 import numpy as np
-from numba import literally
 
-from .jit import call_with_features, kernel
+from .jit import call_with_features, kernel, literally
 
 from .checkers import check_after_step
 from .features import TRACE

@@ -95,8 +95,13 @@ class KraftwalkGroup(TyperGroup):
             _fail_click(err)
 
     def invoke(self, ctx: Any) -> Any:
+        from kraftwalk.kernels.numba_switch import plain_requested
         from kraftwalk.signals import stop_on_signals
 
+        try:
+            plain_requested()  # a bad $KRAFTWALK_PLAIN_NUMBA, before any kernel loads
+        except ValueError as err:
+            fail(err)
         try:
             with stop_on_signals():  # SIGTERM and SIGHUP stop any command as Ctrl-C does
                 return super().invoke(ctx)

@@ -5,7 +5,7 @@ is its own compiled variant of the kernels, about a minute each into an empty ca
 and a job that needs several (``hunt --all``: one per mutation; a sweep: one per
 distinct cell) used to compile them one after another in the main process. Here
 each variant compiles in its own joblib process into the shared Numba cache (saves
-are serialized per kernel, kernels/jit.py), so N cores compile N variants at once;
+are serialized per kernel, kernels/cache_lock.py), so N cores compile N variants at once;
 the job then loads each variant from the cache where it used to compile it. A
 variant already cached costs its worker a load.
 """
@@ -55,12 +55,15 @@ def precompile(variants: Iterable[tuple], workers: int,
                log: Callable[[str], None] | None = None) -> float:
     """Compile (or load) the distinct ``variants`` on up to ``workers``
     processes; wall seconds taken. With one variant or one worker nothing is gained
-    over compiling in the job itself, so nothing runs."""
+    over compiling in the job itself, so nothing runs; nor on plain Numba, whose cache
+    saves are not serialized."""
     from joblib import Parallel, delayed
+
+    from kraftwalk.kernels.jit import parallel_compile_safe
 
     jobs = distinct_variants(variants)
     n = min(workers, len(jobs))
-    if n <= 1:
+    if n <= 1 or not parallel_compile_safe():  # else two saves could clash in the cache
         return 0.0
     if log:
         log(f"compiling {len(jobs)} kernel variants on {n} processes "

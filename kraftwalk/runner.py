@@ -68,11 +68,15 @@ def params_for(cfg: RunConfig) -> np.ndarray:
 
 
 def versions() -> dict:
+    import llvmlite
     import numba
     import pyarrow
 
+    from kraftwalk.kernels import jit
+
     return {"kraftwalk": __version__, "python": sys.version.split()[0], "numpy": np.__version__,
-            "numba": numba.__version__, "pyarrow": pyarrow.__version__,
+            "numba": numba.__version__, "llvmlite": llvmlite.__version__,
+            "numba_mode": jit.describe(), "pyarrow": pyarrow.__version__,
             "platform": platform.platform(), "machine": platform.machine()}
 
 

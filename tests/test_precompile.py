@@ -48,13 +48,14 @@ JOB = textwrap.dedent("""
     from kraftwalk.precompile import precompile
     from kraftwalk.runner import params_for, features_for, warm_up
     from kraftwalk.backends import walk_weights
+    from kraftwalk.kernels.jit import entry
     from kraftwalk.kernels.walk import _run_walks
     from kraftwalk.precompile import swarm_variant
     configs = [RunConfig(depth=50, mutation=m) for m in ("double-vote", "commit-old-epoch")]
     precompile(map(swarm_variant, configs), workers=2)
     for cfg in configs:
         warm_up(params_for(cfg), walk_weights(cfg), features_for(cfg))
-    stats = _run_walks.python_entry().stats
+    stats = entry(_run_walks).stats
     print(json.dumps({"hits": sum(stats.cache_hits.values()),
                       "misses": sum(stats.cache_misses.values())}))
 """)

@@ -1,126 +1,84 @@
-"""The kernel decorator. Numba's process-wide block-label counter must not grow
-from one top-level compile to the next: unchecked, it doubled with each nested
-inlining until, ~30 feature masks into one process, a block name passed LLVM's
-1024-character limit and the compile failed. Kernels compile without Python
-wrappers; a call from Python goes through a twin that has them. Tests of the literal
-feature mask are folded before typing."""
+"""Choosing between the hooks on Numba's internals and plain Numba (kernels/jit.py):
+the switch, and the fall-back when this Numba lacks an internal the hooks need
+(simulated by hiding one before the kernels load): one warning line, then correct
+results on plain Numba."""
+import subprocess
+import sys
+import textwrap
+
 import pytest
-from numba.core import ir_utils
+from typer.testing import CliRunner
 
-from kraftwalk.kernels.jit import call_with_features, kernel
+from kraftwalk.cli import app
+from kraftwalk.kernels import jit
 
+PROBE = textwrap.dedent("""
+    from kraftwalk.kernels.jit import call_with_features, kernel
+    from numba import literally
 
-@kernel(inline="always", cache=False)
-def _leaf(x):
-    if x > 3:
-        return x - 1
-    return x + 1
+    @kernel
+    def twice(x):
+        return 2 * x
 
+    @kernel
+    def probe(x, features):
+        literally(features)
+        return twice(x) + (1 if features & 4 else 0)
+""")
 
-@kernel(inline="always", cache=False)
-def _middle(x):
-    return _leaf(x) + _leaf(x + 1)
+RUN = textwrap.dedent("""
+    {hide}
+    from kraftwalk.kernels import jit
+    from probe import call_with_features, probe
+    assert call_with_features(probe, 5, 4) == 11 and call_with_features(probe, 5, 0) == 10
+    import os
+    print(jit.MODE, "|", jit.describe(), "|", os.environ.get("KRAFTWALK_PLAIN_NUMBA"))
+""")
 
-
-@kernel(inline="always", cache=False)
-def _upper(x):
-    return _middle(x) * _middle(x - 1)
-
-
-@kernel(cache=False)
-def _top(x, k):
-    total = 0
-    for i in range(k):
-        total += _upper(x + i) + _upper(x - i)
-    return total
-
-
-def test_each_top_level_compile_starts_the_label_counter_afresh():
-    sizes = []
-    for n, ty in enumerate(("int64", "int32", "int16", "int8", "uint64", "uint32", "uint16",
-                            "uint8", "float64", "float32")):
-        _top.compile(f"({ty}, int64)")
-        sizes.append(ir_utils._the_max_label._value)
-    assert _top(5, 3) == _top.py_func(5, 3)
-    # without the reset the counter more than doubles per compile: 2**10 apart by now
-    assert max(sizes) < 4 * min(sizes), sizes
+HIDDEN = {
+    "an import": "from numba.core import caching; del caching.CompileResultCacheImpl",
+    "an attribute": ("from numba.core.compiler_machinery import PassManager; "
+                     "del PassManager.add_pass_after"),
+}
 
 
-@kernel(cache=False)
-def _callee(x):
-    return x * 3
+@pytest.mark.parametrize("what", sorted(HIDDEN))
+def test_a_missing_internal_falls_back_to_plain_numba_with_one_warning_line(
+        probe_processes, what):
+    procs = probe_processes(PROBE)
+    run = procs.run(RUN.format(hide=HIDDEN[what]))
+    assert run.returncode == 0, run.stderr
+    mode, why, env = (p.strip() for p in run.stdout.split("|"))
+    assert mode == "plain" and why.startswith("plain (fall-back: "), why
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("kraftwalk: warning: Numba ") and "plain Numba" in lines[0]
+    assert "10x slower" in lines[0] and "0.61-0.68" in lines[0], lines[0]
+    assert env == "1"  # worker processes start plain, without warning again
 
 
-@kernel(cache=False)
-def _caller(x):
-    return _callee(x) + 1
+def test_the_switch_turns_the_hooks_off_without_a_warning(probe_processes):
+    procs = probe_processes(PROBE)
+    procs.env["KRAFTWALK_PLAIN_NUMBA"] = "1"
+    run = procs.run(RUN.format(hide=""))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split("|")[:2] == ["plain ", " plain (KRAFTWALK_PLAIN_NUMBA=1) "]
+    assert not run.stderr, run.stderr
 
 
-def _has_python_wrapper(dispatcher):
-    (cres,) = dispatcher.overloads.values()
-    return cres.fndesc.llvm_cpython_wrapper_name in cres.library.get_llvm_str()
+def test_the_hooks_install_on_this_numba():
+    """The pinned range is the tested one: here the hooks are on, unless switched off."""
+    from kraftwalk.kernels.numba_switch import plain_requested
+
+    assert jit.MODE == ("plain" if plain_requested() else "hooks")
+    assert jit.describe() == jit.MODE or plain_requested()
 
 
-def test_kernels_compile_without_python_wrappers_and_python_calls_use_a_twin():
-    assert _caller(4) == 13 and _callee(2) == 6  # from Python: through each twin
-    assert _has_python_wrapper(_caller.python_entry())
-    assert not _caller.overloads, "the kernel itself is compiled only when a kernel calls it"
-    # compiled as a callee of _caller's twin: no wrapper, and its own entry untouched
-    assert not _has_python_wrapper(_callee)
-    assert _callee.python_entry().py_func.__qualname__ == "_callee__entry"
-
-
-_ON = 4
-
-
-@kernel(cache=False)
-def _untypable(x):
-    return x.no_such_attribute  # a typing error wherever it is compiled
-
-
-@kernel(cache=False)
-def _switched(x, features):
-    if features & _ON:
-        return _untypable(x)
-    if not features & 2 and x > 0:
-        return x + 1
-    return x
-
-
-def test_a_feature_switch_on_the_literal_mask_is_folded_before_typing():
-    """With the feature off, the branch that calls _untypable is dropped before typing,
-    so it compiles; with it on, that branch is typed and fails."""
-    from numba.core.errors import TypingError
-
-    assert call_with_features(_switched, 5, 0) == 6
-    assert call_with_features(_switched, 5, 2) == 5
-    with pytest.raises(TypingError):
-        call_with_features(_switched, 5, _ON)
-
-
-@kernel(cache=False)
-def _scaled(x, k):
-    return x * k
-
-
-@kernel(cache=False)
-def _masked(x, features):
-    return x + 1 if features & 2 else x
-
-
-@kernel(cache=False)
-def _calls_with_constants(x, a):
-    # constants, an int32 and an int64: one compile of _scaled; the masks stay literal
-    return (_scaled(x, 3) + _scaled(x, 5) + _scaled(a[0], x) + _scaled(x, a[1])
-            + _masked(x, 2) + _masked(x, 4))
-
-
-def test_a_callee_compiles_once_for_plain_types_and_the_masks_stay_literal():
-    import numpy as np
-    from numba.core import types
-
-    a = np.array([7, 9], dtype=np.int32)
-    assert _calls_with_constants(2, a) == 2 * 3 + 2 * 5 + 7 * 2 + 2 * 9 + 3 + 2
-    assert list(_scaled.overloads) == [(types.int64, types.int64)]
-    assert sorted(str(sig[1]) for sig in _masked.overloads) == ["Literal[int](2)",
-                                                               "Literal[int](4)"]
+@pytest.mark.parametrize("value", ["yes", "2"])
+def test_a_bad_switch_value_is_one_line_and_exit_2(value):
+    res = CliRunner().invoke(app, ["swarm", "--walks", "1"],
+                             env={"KRAFTWALK_PLAIN_NUMBA": value, "COLUMNS": "200"})
+    assert res.exit_code == 2, res.output
+    lines = [x for x in res.stderr.splitlines() if x.strip()]
+    assert lines == [f"kraftwalk: error: KRAFTWALK_PLAIN_NUMBA='{value}': expected 1 "
+                     "(plain Numba, no hooks) or 0"], res.stderr

@@ -4,8 +4,14 @@ point only. Its cache entry holds that IR, so another entry point compiled in a
 later process links it from the cache."""
 import textwrap
 
-from kraftwalk.kernels.jit import kernel
+import numba
+import pytest
+
+from kraftwalk.kernels import jit
+from kraftwalk.kernels.jit import entry, kernel
 from kraftwalk.kernels.link_only import LinkOnlyLibrary
+
+pytestmark = pytest.mark.skipif(jit.MODE != "hooks", reason="plain Numba has no hooks")
 
 
 @kernel(cache=False)
@@ -23,7 +29,7 @@ def _mid(x):
 
 def test_a_callee_has_no_machine_code_and_the_entry_point_runs_it():
     assert _mid(5) == _mid.py_func(5) == 30 + 55  # the twin: a normal, compiled library
-    (cres,) = _mid.python_entry().overloads.values()
+    (cres,) = entry(_mid).overloads.values()
     assert not isinstance(cres.library, LinkOnlyLibrary)
     assert cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name) != 0
     for callee in (_leaf,):  # compiled only as _mid's callee
@@ -101,8 +107,29 @@ def _bulky_twice(x, y):
 
 def test_the_entry_point_inlines_callees_past_llvms_default_threshold():
     assert _bulky_twice(5, 9) == _bulky_twice.py_func(5, 9)
-    (cres,) = _bulky_twice.python_entry().overloads.values()
+    (cres,) = entry(_bulky_twice).overloads.values()
     (callee,) = _bulky.overloads.values()
     name = callee.fndesc.llvm_func_name
     calls = [ln for ln in cres.library.get_llvm_str().splitlines() if "call " in ln and name in ln]
     assert not calls, calls
+
+
+# The same two functions on plain Numba, as code beside kraftwalk's would be.
+_bulky_numba = numba.njit(_bulky.py_func)
+
+
+@numba.njit
+def _bulky_twice_numba(x, y):
+    return _bulky_numba(x, y) + _bulky_numba(y, x)
+
+
+def test_other_numba_code_is_inlined_at_llvms_own_threshold():
+    """LLVM's threshold is process-wide; kraftwalk raises it only while an entry point
+    of its own is optimized."""
+    assert _bulky_twice(7, 4) == _bulky_twice.py_func(7, 4)  # a kraftwalk entry point first
+    assert _bulky_twice_numba(5, 9) == _bulky_twice.py_func(5, 9)
+    (cres,) = _bulky_twice_numba.overloads.values()
+    (callee,) = _bulky_numba.overloads.values()
+    name = callee.fndesc.llvm_func_name
+    calls = [ln for ln in cres.library.get_llvm_str().splitlines() if "call " in ln and name in ln]
+    assert calls, "inlined: kraftwalk's threshold leaked into other code"
