@@ -146,6 +146,18 @@ python experiments/compare_speed.py --old f8e5c92 --timed --rounds 4 --out "$T5"
 mv "$T5/compare-speed.md" "$R/compare-speed-timed.md"
 mv "$T5/compare-speed.json" "$R/compare-speed-timed.json"
 rm -rf "$T5"
+# The Numba hooks made optional and scoped (plain-Numba fall-back) against the checkout
+# before; plain Numba against the hooks in one checkout; the pinned Numba range's ends.
+T6=$(mktemp -d)
+python experiments/compare_speed.py --old e7a0650 --walks 200000 --rounds 3 --out "$T6"
+mv "$T6/compare-speed.md" "$R/compare-speed-issue26.md"
+mv "$T6/compare-speed.json" "$R/compare-speed-issue26.json"
+python experiments/compare_speed.py --old HEAD --old-env KRAFTWALK_PLAIN_NUMBA=1 --walks 60000 \
+    --rounds 3 --out "$T6"
+mv "$T6/compare-speed.md" "$R/numba-plain-mode.md"
+mv "$T6/compare-speed.json" "$R/numba-plain-mode.json"
+rm -rf "$T6"
+python experiments/numba_range.py 0.61.2 0.68.1 --out "$R"
 # Where a walk's time goes, by function (perf), with the calls LLVM's default threshold
 # leaves in place (the kernels themselves inline the step into three functions).
 python experiments/profile_kernel.py --seconds 20 --top 30 --inline-threshold 250 \

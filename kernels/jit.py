@@ -2,7 +2,7 @@
 
 kraftwalk's speed comes from hooks into Numba's internals (:mod:`.hooks`: no Python
 wrappers or reference counting, feature switches folded before typing, each kernel
-optimized once in its entry point, the walk passed by reference), worth about 10x.
+optimized once in its entry point, the walk passed by reference), worth about 13x.
 Those internals move between Numba releases, so the hooks are used only where they
 install: ``KRAFTWALK_PLAIN_NUMBA=1`` turns them off, and a Numba that lacks one of
 them (an import or attribute lookup fails) falls back to :mod:`.plain`, the public
