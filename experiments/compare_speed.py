@@ -63,20 +63,21 @@ def checkouts(old: str, new: str, where: Path):
                             str(where / f"tree-{rev}")], capture_output=True)
 
 
-def kraftwalk(py: Path, args: list[str], out: Path, cache: Path, env: dict) -> None:
+def kraftwalk(py: Path, args: list[str], out: Path, cache: Path, env: dict | None = None) -> None:
     """``kraftwalk ARGS --out OUT`` under the checkout's python, with its own Numba cache
     and the variables ``env``."""
     subprocess.run([str(py), "-m", "kraftwalk.cli", *args, "--out", str(out)], check=True,
                    capture_output=True, cwd=out.parent,
-                   env={**os.environ, **env, "NUMBA_CACHE_DIR": str(cache)})
+                   env={**os.environ, **(env or {}), "NUMBA_CACHE_DIR": str(cache)})
 
 
-def swarm(py: Path, out: Path, args: list[str], cache: Path, env: dict) -> dict:
+def swarm(py: Path, out: Path, args: list[str], cache: Path, env: dict | None = None) -> dict:
     kraftwalk(py, ["swarm", *args], out, cache, env)
     return json.loads((out / "run.json").read_text())
 
 
-def timed_bench(py: Path, out: Path, args: list[str], cache: Path, env: dict) -> dict:
+def timed_bench(py: Path, out: Path, args: list[str], cache: Path,
+                env: dict | None = None) -> dict:
     """A timed-mode bench run, in the shape of a swarm's run.json."""
     kraftwalk(py, ["bench", "--timed-only", *args], out, cache, env)
     res = json.loads((out / "bench-timed.json").read_text())
