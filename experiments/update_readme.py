@@ -5,7 +5,8 @@
     <!-- end -->
 
 so every figure in the README is the output of a command in this repository
-(experiments/readme_figures.sh writes results/).
+(experiments/readme_figures.sh writes results/); and the tables of properties from
+their registry (``<!-- properties:always -->``: kraftwalk.vocabulary.properties).
 """
 import re
 import sys
@@ -26,6 +27,13 @@ def fill(m: re.Match) -> str:
     return f"<!-- {m.group(1)} -->\n{body}\n<!-- end -->"
 
 
+def properties(m: re.Match) -> str:
+    from kraftwalk.vocabulary.properties import markdown_table
+
+    return f"<!-- properties:{m.group(1)} -->\n{markdown_table(m.group(1))}\n<!-- end -->"
+
+
 new = re.sub(r"<!-- (results/[^ ]+) -->\n.*?<!-- end -->", fill, text, flags=re.S)
+new = re.sub(r"<!-- properties:(\w+) -->\n.*?<!-- end -->", properties, new, flags=re.S)
 readme.write_text(new)
 print("README.md updated" if new != text else "README.md unchanged")

@@ -16,6 +16,8 @@ changes what another sees. The first violation of a walk is kept in
 ``w.scal[V_*]``. Invariant ids are the bit positions of the checks in the
 feature mask.
 """
+from kraftwalk.vocabulary.properties import INVARIANT_ID, INVARIANT_NAMES
+
 from .jit import kernel
 
 from .layout import (
@@ -33,34 +35,29 @@ from .voters import (
     is_voter, is_voters_record, majorities_intersect, majority, majority_of, view_dir, voters,
 )
 
-ELECTION_SAFETY = 0
-VOTE_UNIQUENESS = 1
-LEADER_APPEND_ONLY = 2
-EPOCH_MONOTONIC = 3
-LOG_MATCHING = 4
-LEADER_COMPLETENESS = 5
-STATE_MACHINE_SAFETY = 6
-HIGH_WATERMARK_VALID = 7
-HIGH_WATERMARK_MONOTONIC = 8
-MAJORITY_REACHED_HIGH_WATERMARK = 9
-COMMIT_CURRENT_EPOCH = 10
-OBSERVER_CONSISTENCY = 11
-SNAPSHOT_MONOTONIC = 12
-SNAPSHOT_CONSISTENT = 13
-SNAPSHOT_AT_LOG_START = 14
-LEADER_NEVER_LOADS_SNAPSHOT = 15
-AT_MOST_ONE_UNCOMMITTED_VOTER_SET = 16
-QUORUM_OVERLAP = 17
-N_INVARIANTS = 18
+# Ids of the invariants, named for the checks below: their order is the registry's
+# (kraftwalk.vocabulary.properties), where a new one is declared.
+_ID = INVARIANT_ID
+ELECTION_SAFETY = _ID["ElectionSafety"]
+VOTE_UNIQUENESS = _ID["VoteUniqueness"]
+LEADER_APPEND_ONLY = _ID["LeaderAppendOnly"]
+EPOCH_MONOTONIC = _ID["EpochMonotonic"]
+LOG_MATCHING = _ID["LogMatching"]
+LEADER_COMPLETENESS = _ID["LeaderCompleteness"]
+STATE_MACHINE_SAFETY = _ID["StateMachineSafety"]
+HIGH_WATERMARK_VALID = _ID["HighWatermarkValid"]
+HIGH_WATERMARK_MONOTONIC = _ID["HighWatermarkMonotonic"]
+MAJORITY_REACHED_HIGH_WATERMARK = _ID["MajorityReachedHighWatermark"]
+COMMIT_CURRENT_EPOCH = _ID["CommitCurrentEpoch"]
+OBSERVER_CONSISTENCY = _ID["ObserverConsistency"]
+SNAPSHOT_MONOTONIC = _ID["SnapshotMonotonic"]
+SNAPSHOT_CONSISTENT = _ID["SnapshotConsistent"]
+SNAPSHOT_AT_LOG_START = _ID["SnapshotAtLogStart"]
+LEADER_NEVER_LOADS_SNAPSHOT = _ID["LeaderNeverLoadsSnapshot"]
+AT_MOST_ONE_UNCOMMITTED_VOTER_SET = _ID["AtMostOneUncommittedVoterSet"]
+QUORUM_OVERLAP = _ID["QuorumOverlap"]
+N_INVARIANTS = len(INVARIANT_NAMES)
 ALL_CHECKS = (1 << N_INVARIANTS) - 1
-
-INVARIANT_NAMES = (
-    "ElectionSafety", "VoteUniqueness", "LeaderAppendOnly", "EpochMonotonic",
-    "LogMatching", "LeaderCompleteness", "StateMachineSafety", "HighWatermarkValid",
-    "HighWatermarkMonotonic", "MajorityReachedHighWatermark", "CommitCurrentEpoch",
-    "ObserverConsistency", "SnapshotMonotonic", "SnapshotConsistent", "SnapshotAtLogStart",
-    "LeaderNeverLoadsSnapshot", "AtMostOneUncommittedVoterSet", "QuorumOverlap",
-)
 
 
 @kernel

@@ -113,6 +113,8 @@ weights float64 [2, N_FAMILIES]   WEIGHT and CUM_WEIGHT of each action family
 
 import numpy as np
 
+from kraftwalk.vocabulary.properties import TARGET_ID, TARGET_NAMES
+
 from .jit import bundle
 
 # ---- node roles (Kafka's EpochState implementations) -----------------------
@@ -293,35 +295,26 @@ if DELIVERED + len(MSG_NAMES) > SCAL_WIDTH:  # a new message type needs its deli
     raise ValueError("scal: the delivery counters of the message types pass SCAL_WIDTH")
 
 # Reachability targets: a run that finds no violation is worth what it reached.
-T_LEADER_ELECTED = 0             # a node became leader
-T_ENTRY_COMMITTED = 1            # the committed log grew (a HW passed a new entry)
-T_FOLLOWER_TRUNCATED = 2         # a follower truncated its log on a diverging epoch
-T_CHECK_QUORUM_RESIGNED = 3      # a leader resigned for lack of fetches from a majority
-T_GRACEFUL_HANDOVER = 4          # a voter handled a resigned leader's EndQuorumEpoch
-T_PRE_VOTE_REFUSED = 5           # a voter refused a pre-vote
-T_DISRUPTION = 6                 # a leader was deposed by a vote request of a higher epoch
-T_UNFLUSHED_TAIL_LOST = 7        # a crash lost a node's unflushed log tail
-T_ELECTED_COMMITTED_ON_MINORITY = 8  # a leader elected while the last committed entry was
-                                     # on fewer running voters than a majority
-T_EPOCH_BOUND_HIT = 9            # an election would pass max_epoch
-T_LOG_CAPACITY_HIT = 10          # an append found a full log
-T_SNAPSHOT_LOADED = 11           # a follower installed a snapshot downloaded from the leader
-T_RESTARTED_FROM_SNAPSHOT = 12   # a restart found its log behind its snapshot and started
-                                 # the log at the snapshot
-T_VOTER_ADDED = 13               # a leader appended a VotersRecord adding a voter (KIP-853)
-T_VOTER_REMOVED = 14             # a leader appended a VotersRecord removing a voter
-T_REMOVED_LEADER_RESIGNED = 15   # a leader resigned once its own removal was committed
-T_DISK_LOST = 16                 # a node lost its disk and started empty
-T_WIPED_VOTER_READDED = 17       # a leader added a voter under a directory id it got from a
-                                 # disk loss (the way back for a wiped voter)
-N_TARGETS = 18
-TARGET_NAMES = (
-    "LeaderElected", "EntryCommitted", "FollowerTruncated", "CheckQuorumResigned",
-    "GracefulHandover", "PreVoteRefused", "Disruption", "UnflushedTailLost",
-    "ElectedWithCommittedOnMinority", "EpochBoundHit", "LogCapacityHit", "SnapshotLoaded",
-    "RestartedFromSnapshot", "VoterAdded", "VoterRemoved", "RemovedLeaderResigned",
-    "DiskLost", "WipedVoterReadded",
-)
+# (kraftwalk.vocabulary.properties declares them, with their meanings, in id order)
+T_LEADER_ELECTED = TARGET_ID["LeaderElected"]
+T_ENTRY_COMMITTED = TARGET_ID["EntryCommitted"]
+T_FOLLOWER_TRUNCATED = TARGET_ID["FollowerTruncated"]
+T_CHECK_QUORUM_RESIGNED = TARGET_ID["CheckQuorumResigned"]
+T_GRACEFUL_HANDOVER = TARGET_ID["GracefulHandover"]
+T_PRE_VOTE_REFUSED = TARGET_ID["PreVoteRefused"]
+T_DISRUPTION = TARGET_ID["Disruption"]
+T_UNFLUSHED_TAIL_LOST = TARGET_ID["UnflushedTailLost"]
+T_ELECTED_COMMITTED_ON_MINORITY = TARGET_ID["ElectedWithCommittedOnMinority"]
+T_EPOCH_BOUND_HIT = TARGET_ID["EpochBoundHit"]
+T_LOG_CAPACITY_HIT = TARGET_ID["LogCapacityHit"]
+T_SNAPSHOT_LOADED = TARGET_ID["SnapshotLoaded"]
+T_RESTARTED_FROM_SNAPSHOT = TARGET_ID["RestartedFromSnapshot"]
+T_VOTER_ADDED = TARGET_ID["VoterAdded"]
+T_VOTER_REMOVED = TARGET_ID["VoterRemoved"]
+T_REMOVED_LEADER_RESIGNED = TARGET_ID["RemovedLeaderResigned"]
+T_DISK_LOST = TARGET_ID["DiskLost"]
+T_WIPED_VOTER_READDED = TARGET_ID["WipedVoterReadded"]
+N_TARGETS = len(TARGET_NAMES)
 MAX_FAMILIES = 17  # room for the action families' step counters
 if REACH_STEP + N_TARGETS > FAMILY_COUNT or FAMILY_COUNT + MAX_FAMILIES > DELIVERED:
     raise ValueError("scal: the coverage sections overlap")

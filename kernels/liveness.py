@@ -20,6 +20,8 @@ HealthyLeaderKept              in a cluster with no fault yet, no loss and small
 """
 from .jit import kernel
 
+from kraftwalk.vocabulary.properties import LIVENESS_ID, LIVENESS_NAMES
+
 from .checkers import N_INVARIANTS, report
 from .clock import (
     CUT_SINCE, HEALED_AT, HEALED_COMMIT, INF, KNOWN, LIVE_DEADLINE, NOW, PRE_REACH,
@@ -32,13 +34,13 @@ from .layout import (
 from .timing import TP_CHECK_QUORUM_FACTOR, TP_CUT_OFF_SLACK, TP_FETCH_TIMEOUT
 from .voters import majority, other_voters, voter_count, voters
 
-HEALED_CLUSTER_RECOVERS = N_INVARIANTS
-CUT_OFF_LEADER_RESIGNS = N_INVARIANTS + 1
-PRE_VOTE_ISOLATED_NEVER_CANDIDATE = N_INVARIANTS + 2
-HEALTHY_LEADER_KEPT = N_INVARIANTS + 3
-N_LIVENESS = 4
-LIVENESS_NAMES = ("HealedClusterRecovers", "CutOffLeaderResigns",
-                  "PreVoteIsolatedNeverCandidate", "HealthyLeaderKept")
+# Ids of the liveness properties (after the invariants'): the registry's order
+# (kraftwalk.vocabulary.properties).
+HEALED_CLUSTER_RECOVERS = LIVENESS_ID["HealedClusterRecovers"]
+CUT_OFF_LEADER_RESIGNS = LIVENESS_ID["CutOffLeaderResigns"]
+PRE_VOTE_ISOLATED_NEVER_CANDIDATE = LIVENESS_ID["PreVoteIsolatedNeverCandidate"]
+HEALTHY_LEADER_KEPT = LIVENESS_ID["HealthyLeaderKept"]
+N_LIVENESS = len(LIVENESS_NAMES)
 ALL_LIVENESS = ((1 << N_LIVENESS) - 1) << N_INVARIANTS
 
 

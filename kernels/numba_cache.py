@@ -2,7 +2,8 @@
 
 Numba's on-disk cache only notices edits to a function's own file, not to the
 functions it calls in other files. The kernels' cache therefore lives in a folder
-named after a hash of every kernel source file, the Numba and llvmlite versions and
+named after a hash of every kernel source file (and of the vocabulary they take
+their ids from, kraftwalk/vocabulary), the Numba and llvmlite versions and
 the compile mode (:mod:`.jit`): any change starts a fresh cache instead of loading
 stale machine code, and the two modes (whose entries for one function differ in
 kind) never read each other's.
@@ -34,10 +35,13 @@ def cache_dir(mode: str) -> str:
     import llvmlite
     import numba
 
+    import kraftwalk.vocabulary
+
     h = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
+    for folder in (Path(__file__).parent, Path(kraftwalk.vocabulary.__file__).parent):
+        for path in sorted(folder.glob("*.py")):
+            h.update(f"{folder.name}/{path.name}".encode())
+            h.update(path.read_bytes())
     h.update(f"{numba.__version__} {llvmlite.__version__} {mode}".encode())
     return os.path.join(cache_root(), "numba-" + h.hexdigest()[:16])
 

@@ -37,7 +37,7 @@ from kraftwalk import cli_options as opts
 from kraftwalk.config import RUNS_DIR, RunConfig, make_config
 from kraftwalk.paths import check_output_dir, check_output_file
 from kraftwalk.errors import RunError, RunStopped, UsageError
-from kraftwalk.targets import TARGET_NAMES
+from kraftwalk.vocabulary.properties import TARGET_NAMES
 
 try:  # newer typer vendors its own copy of click; its exceptions are what it raises
     from typer._click import exceptions as _cx

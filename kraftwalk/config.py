@@ -23,30 +23,13 @@ else:  # pragma: no cover - pyproject pulls in tomli for 3.10
 
 from kraftwalk.errors import UsageError
 from kraftwalk.mutations import MUTATION_NAMES, mutation_needs
+from kraftwalk.vocabulary.properties import INVARIANT_NAMES
 
 # The known-bug mutations (kraftwalk.mutations); looked up at validation time.
 MUTATIONS: tuple[str, ...] = MUTATION_NAMES
 
-INVARIANTS: tuple[str, ...] = (
-    "ElectionSafety",
-    "VoteUniqueness",
-    "LeaderAppendOnly",
-    "EpochMonotonic",
-    "LogMatching",
-    "LeaderCompleteness",
-    "StateMachineSafety",
-    "HighWatermarkValid",
-    "HighWatermarkMonotonic",
-    "MajorityReachedHighWatermark",
-    "CommitCurrentEpoch",
-    "ObserverConsistency",
-    "SnapshotMonotonic",
-    "SnapshotConsistent",
-    "SnapshotAtLogStart",
-    "LeaderNeverLoadsSnapshot",
-    "AtMostOneUncommittedVoterSet",
-    "QuorumOverlap",
-)
+# The safety invariants --disable-check takes (kraftwalk.vocabulary.properties).
+INVARIANTS: tuple[str, ...] = INVARIANT_NAMES
 
 WEIGHTS: tuple[str, ...] = ("swarm", "fixed", "uniform")
 WALK_STATS: tuple[str, ...] = ("rows", "histogram")

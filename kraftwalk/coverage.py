@@ -2,7 +2,7 @@
 
 Three kinds of rows, each with a stable name:
 
-- ``sometimes``: the reachability targets of the kernels (layout.TARGET_NAMES: a
+- ``sometimes``: the reachability targets (kraftwalk.vocabulary.properties: a
   leader elected, an entry committed, a follower truncated, ...). ``walks`` reached
   it; ``first_walk`` and ``first_step`` are its witness: replaying that walk up to that
   step (``kraftwalk replay RUN --witness NAME``) shows it happen.
@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from kraftwalk.vocabulary.properties import TARGET_NAMES
+
 SCHEMA = pa.schema([("kind", pa.string()), ("target", pa.string()), ("walks", pa.int64()),
                     ("count", pa.int64()), ("first_walk", pa.int64()),
                     ("first_step", pa.int64())])
@@ -24,17 +26,11 @@ SCHEMA = pa.schema([("kind", pa.string()), ("target", pa.string()), ("walks", pa
 
 def row_names() -> list[tuple[str, str]]:
     """(kind, target) of every row, in a fixed order."""
-    from kraftwalk.kernels.layout import MSG_NAMES, TARGET_NAMES
+    from kraftwalk.kernels.layout import MSG_NAMES
     from kraftwalk.kernels.transition import FAMILY_NAMES
 
     return ([("sometimes", t) for t in TARGET_NAMES] + [("action", f) for f in FAMILY_NAMES]
             + [("delivery", m) for m in MSG_NAMES[1:]])
-
-
-def target_names() -> tuple[str, ...]:
-    from kraftwalk.kernels.layout import TARGET_NAMES
-
-    return TARGET_NAMES
 
 
 class Coverage:
@@ -101,4 +97,4 @@ class Coverage:
 
     def reached(self) -> dict[str, int]:
         """Walks that reached each sometimes target."""
-        return {t: int(self.walks[i]) for i, t in enumerate(target_names())}
+        return {t: int(self.walks[i]) for i, t in enumerate(TARGET_NAMES)}

@@ -33,8 +33,7 @@ LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS = 256, 32, 1000, 8
 
 def property_names() -> tuple[str, ...]:
     """Every property's name, indexed by its id (the violation code minus one)."""
-    from kraftwalk.kernels.checkers import INVARIANT_NAMES
-    from kraftwalk.kernels.liveness import LIVENESS_NAMES
+    from kraftwalk.vocabulary.properties import INVARIANT_NAMES, LIVENESS_NAMES
 
     return (*INVARIANT_NAMES, *LIVENESS_NAMES)
 

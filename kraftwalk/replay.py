@@ -15,7 +15,7 @@ import numpy as np
 
 from kraftwalk.config import RunConfig, load_config, make_config
 from kraftwalk.errors import RunError, UsageError
-from kraftwalk.invariants import MEANING
+from kraftwalk.vocabulary.properties import MEANING, TARGET_NAMES
 
 
 @dataclass
@@ -131,12 +131,11 @@ def coverage_of(run_dir: str | Path):
 def witness_trace(run_dir: str | Path, name: str) -> Trace:
     """The walk that first reached target ``name``, up to the step that reached it;
     the kernel must reach it there again."""
-    from kraftwalk.coverage import target_names
     from kraftwalk.kernels.layout import REACHED
     from kraftwalk.kernels.trace import replay_actions
     from kraftwalk.runner import features_for, params_for
 
-    names = target_names()
+    names = TARGET_NAMES
     if name not in names:
         raise UsageError(f"--witness {name!r} is not a reachability target; known: "
                          f"{', '.join(names)}")

@@ -87,7 +87,7 @@ def cell_means(lay: rundir.Layout, histogram: bool) -> dict[str, float]:
 def summary_row(cell: Cell, res: dict, lay: rundir.Layout) -> dict[str, Any]:
     """One row of summary.parquet: the cell's grid values, then what it did."""
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
-    from kraftwalk.kernels.layout import TARGET_NAMES
+    from kraftwalk.vocabulary.properties import TARGET_NAMES
 
     by_inv = res.get("violations_by_invariant") or {}
     first = res.get("first_violations") or []
@@ -115,7 +115,7 @@ def summary_row(cell: Cell, res: dict, lay: rundir.Layout) -> dict[str, Any]:
 
 def summary_markdown(rows: list[dict], grid: list[str]) -> str:
     """The per-cell summary as a Markdown table."""
-    from kraftwalk.kernels.layout import TARGET_NAMES
+    from kraftwalk.vocabulary.properties import TARGET_NAMES
 
     head = [*grid, "walks", "steps", "steps/s per core", "violations", "targets reached",
             "elections / walk", "committed / walk", "disruptions / walk"]

@@ -12,7 +12,7 @@ from kraftwalk.cli import app
 from kraftwalk.config import RunConfig
 from kraftwalk.coverage import Coverage
 from kraftwalk.runner import run_swarm
-from kraftwalk.targets import TARGET_NAMES
+from kraftwalk.vocabulary.properties import TARGET_NAMES
 
 runner = CliRunner()
 

@@ -10,7 +10,6 @@ from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
 from kraftwalk.kernels.transition import FAMILY_NAMES, N_FAMILIES
 from kraftwalk.kernels.trace import record_walk, replay_actions
 from kraftwalk.kernels.walk import run_chunk_covered
-from kraftwalk.targets import TARGET_NAMES as CLI_TARGET_NAMES
 
 SEED = 5
 SNAPSHOT_WEIGHTS = with_feature_weights(DEFAULT_WEIGHTS, ["snapshots"])
@@ -35,10 +34,6 @@ CONFIGS = {
 def runs():
     return {name: run_chunk_covered(SEED, 0, 1500, p, weights, True, features)
             for name, (p, weights, features) in CONFIGS.items()}
-
-
-def test_the_cli_knows_the_kernels_targets():
-    assert CLI_TARGET_NAMES == TARGET_NAMES and len(TARGET_NAMES) == N_TARGETS
 
 
 def test_every_target_is_reached(runs):

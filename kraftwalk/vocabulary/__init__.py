@@ -1,0 +1,7 @@
+"""The model's vocabulary, declared once and importable without Numba.
+
+Each name the kernels, the command line, the run files and the reports share is one
+record here; the kernels take their ids from these records, and every other list of
+them is derived (tests/vocabulary checks that none disagrees). ``properties``: every
+property, with its kind (always, eventually, sometimes) and meaning.
+"""
