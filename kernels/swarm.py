@@ -10,6 +10,9 @@ without its random stream. :func:`step` is the seam the walk loop asks for its n
 action through.
 """
 import numpy as np
+
+from kraftwalk.vocabulary.families import BASE_WEIGHTS, FAMILIES, FAMILY_ID, FEATURE_WEIGHTS
+
 from .jit import kernel
 
 from .features import FULL_CHECKS, TRACE
@@ -22,25 +25,13 @@ from .transition import (
     update_masks,
 )
 
-# Fixed weights (also the centre of the swarm's draws): message traffic dominates,
-# faults are rare enough for elections to finish. Chosen by experiments/tune_swarm.py
-# (results/swarm_tuning.md): sending at a third of the delivery rate, rather than
-# two thirds, halved the median steps to the deep Figure 8 violation.
-# The feature families (snapshot, clean, add_voter, remove_voter, disk_loss) weigh 0 unless their
+# The tuned weights (also the centre of the swarm's draws), each declared with its
+# family (kraftwalk.vocabulary.families, with why they are what they are). The feature
+# families (snapshot, clean, add_voter, remove_voter, disk_loss) weigh 0 unless their
 # feature is on (FEATURE_WEIGHTS then), so a walk without them draws exactly as before.
-DEFAULT_WEIGHTS = np.array(
-    [1.0, 12.0, 4.0, 2.0, 2.0, 0.3, 0.1, 0.2, 1.0, 0.3, 0.5, 0.3, 0.0, 0.0, 0.0, 0.0, 0.0],
-    dtype=np.float64)
-# Snapshots a little rarer than client appends, cleaning as often as snapshots: the
-# log start then often passes a lagging follower's fetch offset. Voter changes as
-# rare as crashes: each is enabled only between commits, and a walk should see several.
-# A disk loss a quarter as often as a crash: each costs the cluster a voter until it is
-# removed and added back.
-FEATURE_WEIGHTS = {"snapshots": {"snapshot": 0.5, "clean": 0.5},
-                   "reconfig": {"add_voter": 0.3, "remove_voter": 0.3},
-                   "disk_loss": {"disk_loss": 0.05}}
+DEFAULT_WEIGHTS = np.array(BASE_WEIGHTS, dtype=np.float64)
 # Families a swarm walk may leave out altogether (feature omission).
-OMITTABLE = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 1], dtype=np.int64)
+OMITTABLE = np.array([f.omittable for f in FAMILIES], dtype=np.int64)
 OMIT_PROBABILITY = 0.3
 SPREAD = 1.5  # swarm weights are base * exp(U(-SPREAD, SPREAD))
 
@@ -48,12 +39,10 @@ SPREAD = 1.5  # swarm weights are base * exp(U(-SPREAD, SPREAD))
 def with_feature_weights(base, features, uniform=False):
     """``base`` with the families of each feature named in ``features`` ("snapshots",
     "reconfig", "disk_loss") weighed: FEATURE_WEIGHTS, or 1 in the uniform mode."""
-    from .transition import FAMILY_NAMES
-
     w = np.array(base, dtype=np.float64)
     for feature in features:
         for family, x in FEATURE_WEIGHTS[feature].items():
-            w[FAMILY_NAMES.index(family)] = 1.0 if uniform else x
+            w[FAMILY_ID[family]] = 1.0 if uniform else x
     return w
 
 

@@ -8,6 +8,9 @@ the Kafka step it models. What is chosen, and how, is the chooser's business
 (:mod:`.swarm`); nothing here draws a random number.
 """
 import numpy as np
+
+from kraftwalk.vocabulary.families import FAMILIES, FAMILY_ID, FAMILY_NAMES, N_BASE_FAMILIES
+
 from .jit import kernel
 
 from .election import (
@@ -51,38 +54,31 @@ from .snapshots import (
 )
 from .voters import other_voters
 
-FAM_TIMEOUT = 0        # an election / fetch timer expires
-FAM_DELIVER = 1        # deliver one in-flight message
-FAM_SEND = 2           # a node sends the request its role calls for
-FAM_CLIENT_APPEND = 3  # the leader appends a client record
-FAM_FLUSH = 4          # a node flushes its log
-FAM_CHECK_QUORUM = 5   # the leader's check-quorum timer expires
-FAM_RESIGN = 6         # the leader resigns gracefully
-FAM_CRASH = 7
-FAM_RESTART = 8
-FAM_PARTITION = 9      # cut or heal links
-FAM_LOSE = 10          # an in-flight message is lost
-FAM_DUPLICATE = 11     # an in-flight message is duplicated
-FAM_SNAPSHOT = 12      # a node snapshots its log up to its HW (with SNAPSHOTS)
-FAM_CLEAN = 13         # a node deletes its log below its latest snapshot (with SNAPSHOTS)
-FAM_ADD_VOTER = 14     # leader a adds node b to the voters (with RECONFIG)
-FAM_REMOVE_VOTER = 15  # leader a removes voter b (with RECONFIG)
-FAM_DISK_LOSS = 16     # node a loses its disk and starts empty (with DISK_LOSS)
-N_FAMILIES = 17
-FAMILY_NAMES = (
-    "timeout", "deliver", "send", "client_append", "flush", "check_quorum", "resign",
-    "crash", "restart", "partition", "lose", "duplicate", "snapshot", "clean", "add_voter",
-    "remove_voter", "disk_loss",
-)
-# The families every walk has; the ones after them exist only with their feature on.
-N_BASE_FAMILIES = 12
+# Action family ids, named for the code below: the registry's order
+# (kraftwalk.vocabulary.families, where each family is declared with its weight).
+FAM_TIMEOUT = FAMILY_ID["timeout"]              # an election / fetch timer expires
+FAM_DELIVER = FAMILY_ID["deliver"]              # deliver one in-flight message
+FAM_SEND = FAMILY_ID["send"]                    # a node sends the request its role calls for
+FAM_CLIENT_APPEND = FAMILY_ID["client_append"]  # the leader appends a client record
+FAM_FLUSH = FAMILY_ID["flush"]                  # a node flushes its log
+FAM_CHECK_QUORUM = FAMILY_ID["check_quorum"]    # the leader's check-quorum timer expires
+FAM_RESIGN = FAMILY_ID["resign"]                # the leader resigns gracefully
+FAM_CRASH = FAMILY_ID["crash"]
+FAM_RESTART = FAMILY_ID["restart"]
+FAM_PARTITION = FAMILY_ID["partition"]          # cut or heal links
+FAM_LOSE = FAMILY_ID["lose"]                    # an in-flight message is lost
+FAM_DUPLICATE = FAMILY_ID["duplicate"]          # an in-flight message is duplicated
+FAM_SNAPSHOT = FAMILY_ID["snapshot"]            # a node snapshots its log up to its HW
+FAM_CLEAN = FAMILY_ID["clean"]                  # a node deletes its log below its snapshot
+FAM_ADD_VOTER = FAMILY_ID["add_voter"]          # leader a adds node b to the voters
+FAM_REMOVE_VOTER = FAMILY_ID["remove_voter"]    # leader a removes voter b
+FAM_DISK_LOSS = FAMILY_ID["disk_loss"]          # node a loses its disk and starts empty
+N_FAMILIES = len(FAMILY_NAMES)
 
 # Families whose actions name a node (a); the others act on the network.
-NODE_FAMILIES = (FAM_TIMEOUT, FAM_SEND, FAM_CLIENT_APPEND, FAM_FLUSH, FAM_CHECK_QUORUM,
-                 FAM_RESIGN, FAM_CRASH, FAM_RESTART, FAM_SNAPSHOT, FAM_CLEAN, FAM_ADD_VOTER,
-                 FAM_REMOVE_VOTER, FAM_DISK_LOSS)
+NODE_FAMILIES = tuple(k for k, f in enumerate(FAMILIES) if f.acts_on != "network")
 # Node families whose action also names a second node (b), drawn from node_targets.
-TARGET_FAMILIES = (FAM_SEND, FAM_ADD_VOTER, FAM_REMOVE_VOTER)
+TARGET_FAMILIES = tuple(k for k, f in enumerate(FAMILIES) if f.acts_on == "node pair")
 
 
 @kernel

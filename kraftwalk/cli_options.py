@@ -26,6 +26,7 @@ from kraftwalk.config import (
     RunConfig,
     option_name,
 )
+from kraftwalk.vocabulary.families import weights_help
 
 _D = RunConfig()
 
@@ -199,14 +200,8 @@ DiskLoss = Annotated[
         decls=("--disk-loss/--no-disk-loss",),
     ),
 ]
-# The tuned weights (kernels.swarm.DEFAULT_WEIGHTS, checked by a test); written
-# out so that --help does not load the kernels.
-TUNED_WEIGHTS_HELP = ("tuned: deliver 12, send 4, client_append 2, flush 2, timeout 1, "
-                      "restart 1, lose 0.5, check_quorum 0.3, partition 0.3, duplicate 0.3, "
-                      "crash 0.2, resign 0.1, with --snapshots snapshot 0.5, clean 0.5, with "
-                      "--reconfig add_voter 0.3, remove_voter 0.3, with --disk-loss "
-                      "disk_loss 0.05; "
-                      "uniform: all 1")
+# The tuned weights, as declared (kraftwalk.vocabulary.families): --help loads no kernels.
+TUNED_WEIGHTS_HELP = weights_help()
 
 
 def _fault_weight(name: str) -> Any:

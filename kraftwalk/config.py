@@ -23,6 +23,7 @@ else:  # pragma: no cover - pyproject pulls in tomli for 3.10
 
 from kraftwalk.errors import UsageError
 from kraftwalk.mutations import MUTATION_NAMES, mutation_needs
+from kraftwalk.vocabulary.families import WEIGHT_OPTIONS
 from kraftwalk.vocabulary.properties import INVARIANT_NAMES
 
 # The known-bug mutations (kraftwalk.mutations); looked up at validation time.
@@ -36,10 +37,9 @@ WALK_STATS: tuple[str, ...] = ("rows", "histogram")
 BACKENDS: tuple[str, ...] = ("loky", "dask", "ray")
 
 # Weight options of the fault families (the centre of the swarm's draws, the fixed
-# mode's weight): unset keeps the weights mode's own value; kernels.transition names
-# the families.
-FAULT_WEIGHTS: dict[str, str] = {"crash_weight": "crash", "partition_weight": "partition",
-                                 "lose_weight": "lose", "duplicate_weight": "duplicate"}
+# mode's weight): unset keeps the weights mode's own value; declared with their
+# families (kraftwalk.vocabulary.families).
+FAULT_WEIGHTS: dict[str, str] = WEIGHT_OPTIONS
 MAX_FAULT_WEIGHT = 1000.0
 
 DEFAULT_DURATION = 60.0  # seconds, used when neither walks nor duration is set
