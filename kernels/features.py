@@ -1,39 +1,28 @@
-"""Compile-time feature mask.
+"""Compile-time feature mask, as the kernels name its bits.
 
-Behaviour that can be switched (pre-vote, snapshots, each invariant check, each
-known-bug mutation, trace recording) is one bit of an int passed to the kernels as
-a Numba *literal*: every distinct mask compiles its own specialisation, the branches
-on it fold away, and the unmutated kernel pays nothing for mutations. Bits 0-31 are
-the property checks: the safety invariants (ids in ``checkers``), then the timed
-mode's liveness properties (``liveness``).
+Each bit is declared, with what it switches, in kraftwalk/vocabulary/features.py
+(the switches) and kraftwalk/vocabulary/mutations.py (the known-bug mutations, in
+their order); here they get the names the kernels test them by. Bits 0-31 are the
+property checks: the safety invariants (ids in ``checkers``), then the timed mode's
+liveness properties (``liveness``).
 """
-PRE_VOTE = 1 << 32
-TRACE = 1 << 33
-# Check every node after every step and recompute every enabled-action mask, instead
-# of only the node the step changed: slower, and the reference the fast path must equal.
-FULL_CHECKS = 1 << 34
-# KIP-630 snapshots: nodes snapshot their committed log and clean it up to the snapshot,
-# followers below the leader's log start fetch its snapshot (kernels/snapshots.py).
-SNAPSHOTS = 1 << 35
-# KIP-853 voter changes: leaders append VotersRecords (AddVoter, RemoveVoter), every node
-# votes and counts by the latest VotersRecord in its log (kernels/reconfig.py).
-RECONFIG = 1 << 36
-# Disk loss with directory ids (KIP-853): a node's disk is replaced and it starts empty under
-# a new directory id; votes, Fetch and the HW check replica keys (kernels/faults.lose_disk).
-DISK_LOSS = 1 << 37
+from kraftwalk.vocabulary.features import CHECKS_MASK, SWITCH_BIT  # noqa: F401
+from kraftwalk.vocabulary.mutations import MUTATION_BIT
 
-# Known-bug mutations (protocol-notes.md, "Known bugs a checker must be able to find").
-MUT_COMMIT_OLD_EPOCH = 1 << 40      # HW advances over an earlier epoch's entry (Raft Figure 8)
-MUT_DOUBLE_VOTE = 1 << 41           # a voter grants a second vote in the same epoch
-MUT_RESTARTED_LEADER = 1 << 42      # a restarted leader resumes leading its old epoch
-MUT_NO_CHECK_QUORUM = 1 << 43       # a leader never resigns for lack of fetches
-MUT_NO_FETCH_TIMER_RESET = 1 << 44  # a follower's fetch timer is not restarted by a fetch
-MUT_SNAPSHOT_ABOVE_HW = 1 << 45     # a snapshot is taken up to the log end, past the HW
-MUT_LEADER_LOADS_SNAPSHOT = 1 << 46  # a snapshot download is installed whatever the role
-MUT_RECONFIG_BEFORE_COMMIT = 1 << 47  # a new leader changes voters before committing in its
-                                      # epoch (the single-server membership bug)
-MUT_TWO_PENDING_CHANGES = 1 << 48     # a voter change accepted while another is uncommitted
-MUT_WIPED_SAME_ID = 1 << 49           # a node that lost its disk comes back under its old
-                                      # directory id (disk loss without directory ids)
+PRE_VOTE = SWITCH_BIT["pre_vote"]
+TRACE = SWITCH_BIT["trace"]
+FULL_CHECKS = SWITCH_BIT["full_checks"]
+SNAPSHOTS = SWITCH_BIT["snapshots"]
+RECONFIG = SWITCH_BIT["reconfig"]
+DISK_LOSS = SWITCH_BIT["disk_loss"]
 
-CHECKS_MASK = (1 << 32) - 1
+MUT_COMMIT_OLD_EPOCH = MUTATION_BIT["commit-old-epoch"]      # Raft Figure 8
+MUT_DOUBLE_VOTE = MUTATION_BIT["double-vote"]
+MUT_RESTARTED_LEADER = MUTATION_BIT["restarted-leader-keeps-leading"]
+MUT_NO_CHECK_QUORUM = MUTATION_BIT["no-check-quorum"]
+MUT_NO_FETCH_TIMER_RESET = MUTATION_BIT["no-fetch-timer-reset"]
+MUT_SNAPSHOT_ABOVE_HW = MUTATION_BIT["snapshot-above-hw"]
+MUT_LEADER_LOADS_SNAPSHOT = MUTATION_BIT["leader-loads-snapshot"]
+MUT_RECONFIG_BEFORE_COMMIT = MUTATION_BIT["reconfig-before-commit"]  # single-server change bug
+MUT_TWO_PENDING_CHANGES = MUTATION_BIT["two-pending-changes"]
+MUT_WIPED_SAME_ID = MUTATION_BIT["wiped-replica-same-id"]

@@ -636,7 +636,7 @@ def hunt(
 ) -> None:
     """Run the swarm until the first violation, per mutation and seed; report the
     walks, steps and seconds it took (median and range) and the invariant that caught it."""
-    from kraftwalk.mutations import MUTATIONS
+    from kraftwalk.vocabulary.mutations import MUTATIONS
 
     names = list(mutation or [])
     if all_:
@@ -948,7 +948,7 @@ def elect(
 @app.command()
 def mutations() -> None:
     """List the known-bug mutations that --mutation can switch on."""
-    from kraftwalk.mutations import MUTATIONS
+    from kraftwalk.vocabulary.mutations import MUTATIONS
 
     table = Table(box=box.SIMPLE, show_header=True)
     table.add_column("name", style="bold")

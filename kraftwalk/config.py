@@ -22,11 +22,11 @@ else:  # pragma: no cover - pyproject pulls in tomli for 3.10
     import tomli as tomllib
 
 from kraftwalk.errors import UsageError
-from kraftwalk.mutations import MUTATION_NAMES, mutation_needs
+from kraftwalk.vocabulary.mutations import MUTATION_NAMES, mutation_needs
 from kraftwalk.vocabulary.families import WEIGHT_OPTIONS
 from kraftwalk.vocabulary.properties import INVARIANT_NAMES
 
-# The known-bug mutations (kraftwalk.mutations); looked up at validation time.
+# The known-bug mutations (kraftwalk.vocabulary.mutations); looked up at validation time.
 MUTATIONS: tuple[str, ...] = MUTATION_NAMES
 
 # The safety invariants --disable-check takes (kraftwalk.vocabulary.properties).

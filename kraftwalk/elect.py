@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from kraftwalk.elect_config import ElectConfig
 from kraftwalk.elect_stats import Histogram, summarize_cell
-from kraftwalk.mutations import mutation_bit
+from kraftwalk.vocabulary.features import feature_mask
 
 PART_WALKS = 50_000
 WALKS_DIR = "walks"
@@ -40,12 +40,7 @@ def property_names() -> tuple[str, ...]:
 
 def timed_features(pre_vote: bool, mutation: str) -> int:
     """Compile-time features of a timed walk: every safety and liveness check on."""
-    from kraftwalk.kernels.checkers import N_INVARIANTS
-    from kraftwalk.kernels.features import PRE_VOTE
-    from kraftwalk.kernels.liveness import ALL_LIVENESS
-
-    return ((1 << N_INVARIANTS) - 1) | ALL_LIVENESS | (PRE_VOTE if pre_vote else 0) \
-        | mutation_bit(mutation)
+    return feature_mask(pre_vote=pre_vote, mutation=mutation, liveness=True)
 
 
 def timed_params(voters: int, observers: int, depth: int) -> np.ndarray:

@@ -16,7 +16,7 @@ from kraftwalk.errors import UsageError
 from kraftwalk.kernels.timing import (
     LATENCY_NAMES, MAX_TIME_MS, SCENARIO_NAMES, TIMING, TIMING_BY_NAME, TP_LATENCY_KIND,
 )
-from kraftwalk.mutations import MUTATION_NAMES
+from kraftwalk.vocabulary.mutations import MUTATION_NAMES
 
 # Timing profiles: overrides of Kafka's defaults, with the pre-vote settings they run.
 PROFILES: dict[str, dict[str, Any]] = {

@@ -76,7 +76,7 @@ def hunt_one(cfg: RunConfig, budget: float) -> dict:
     """Hunt with one config (its seed and mutation) for at most ``budget`` seconds.
     A liveness mutation is hunted with timed walks of the scenario that exposes it."""
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
-    from kraftwalk.mutations import timed_scenario
+    from kraftwalk.vocabulary.mutations import timed_scenario
 
     scenario = timed_scenario(cfg.mutation)
     if scenario is not None:
@@ -105,7 +105,7 @@ def hunt_configs(base: RunConfig, mutations: list[str], weights_modes: list[str]
                  seeds: list[int]) -> list[RunConfig]:
     """The config of every hunt, in order: per mutation, weights mode (one for a
     liveness mutation: it has none) and seed, with the features the mutation needs."""
-    from kraftwalk.mutations import mutation_needs, timed_scenario
+    from kraftwalk.vocabulary.mutations import mutation_needs, timed_scenario
 
     out = []
     for m in mutations:
@@ -123,7 +123,7 @@ def hunt_configs(base: RunConfig, mutations: list[str], weights_modes: list[str]
 def hunt_variant(cfg: RunConfig) -> tuple:
     """The kernel variant a hunt with ``cfg`` runs: timed walks of its scenario for a
     liveness mutation, else the swarm's (kraftwalk.precompile)."""
-    from kraftwalk.mutations import timed_scenario
+    from kraftwalk.vocabulary.mutations import timed_scenario
     from kraftwalk.precompile import swarm_variant, timed_variant
 
     scenario = timed_scenario(cfg.mutation)

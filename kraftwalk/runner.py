@@ -31,7 +31,7 @@ from kraftwalk.backends import (  # noqa: F401  (walk_weights: used by bench and
 from kraftwalk.config import RunConfig
 from kraftwalk.coverage import Coverage
 from kraftwalk.errors import RunStopped
-from kraftwalk.mutations import mutation_bit
+from kraftwalk.vocabulary.features import feature_mask
 from kraftwalk.output import write_json_atomic, write_table_atomic, write_text_atomic
 from kraftwalk.paths import make_new_folder
 from kraftwalk.signals import deferred, stop_on_signals
@@ -48,16 +48,10 @@ STATUS_OF_SIGNAL = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": 
 
 # ---- what the kernels get ------------------------------------------------------
 def features_for(cfg: RunConfig) -> int:
-    """The compile-time feature mask of a run: pre-vote, enabled checks, mutation."""
-    from kraftwalk.kernels.checkers import INVARIANT_NAMES
-    from kraftwalk.kernels.features import DISK_LOSS, PRE_VOTE, RECONFIG, SNAPSHOTS
-
-    f = ((PRE_VOTE if cfg.pre_vote else 0) | (SNAPSHOTS if cfg.snapshots else 0)
-         | (RECONFIG if cfg.reconfig else 0) | (DISK_LOSS if cfg.disk_loss else 0))
-    for bit, name in enumerate(INVARIANT_NAMES):
-        if name not in cfg.disabled_checks:
-            f |= 1 << bit
-    return f | mutation_bit(cfg.mutation)
+    """The compile-time feature mask of a run: its switches, enabled checks, mutation."""
+    return feature_mask(pre_vote=cfg.pre_vote, snapshots=cfg.snapshots, reconfig=cfg.reconfig,
+                        disk_loss=cfg.disk_loss, mutation=cfg.mutation,
+                        disabled_checks=cfg.disabled_checks)
 
 
 def params_for(cfg: RunConfig) -> np.ndarray:

@@ -1,24 +1,22 @@
-"""Known-bug mutations: protocol bugs the checker must find, each one switch.
+"""Known-bug mutations: protocol bugs the checker must find, each one switch
+(protocol-notes.md, "Known bugs a checker must be able to find").
 
-Each is one bit of the kernels' compile-time feature mask, so the unmutated
-kernel is compiled without them and pays nothing. The names are the ones users
-pass to ``--mutation``.
+Each is one bit of the kernels' compile-time feature mask (features.py), so the
+unmutated kernel is compiled without them and pays nothing: the k-th mutation
+declared here is bit FIRST_BIT + k (kernels/features.py names them MUT_*), so a new
+one goes at the end. The names are the ones users pass to ``--mutation``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kraftwalk.kernels.features import (
-    MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT, MUT_NO_CHECK_QUORUM,
-    MUT_NO_FETCH_TIMER_RESET, MUT_RECONFIG_BEFORE_COMMIT, MUT_RESTARTED_LEADER,
-    MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, MUT_WIPED_SAME_ID,
-)
+FIRST_BIT = 40
+LAST_BIT = 62  # the mask is a signed 64-bit literal
 
 
 @dataclass(frozen=True)
 class Mutation:
     name: str
-    bit: int
     kind: str          # "safety" or "liveness"
     description: str
     scenario: str = ""  # liveness: the timed scenario (kernels.timing) that exposes it
@@ -26,42 +24,45 @@ class Mutation:
 
 
 MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
-    Mutation("commit-old-epoch", MUT_COMMIT_OLD_EPOCH, "safety",
+    Mutation("commit-old-epoch", "safety",
              "the leader advances its HW over an earlier epoch's entry by counting "
              "replicas, without waiting for an entry of its own epoch (Raft Figure 8)"),
-    Mutation("double-vote", MUT_DOUBLE_VOTE, "safety",
+    Mutation("double-vote", "safety",
              "a voter grants a second vote in an epoch in which it already voted"),
-    Mutation("restarted-leader-keeps-leading", MUT_RESTARTED_LEADER, "safety",
+    Mutation("restarted-leader-keeps-leading", "safety",
              "a leader that restarts resumes leading its old epoch after losing its "
              "unflushed tail, instead of coming back Resigned"),
-    Mutation("no-check-quorum", MUT_NO_CHECK_QUORUM, "liveness",
+    Mutation("no-check-quorum", "liveness",
              "a leader that stops hearing from a majority never resigns (a liveness "
              "bug: no safety invariant can catch it; the timed mode's CutOffLeaderResigns "
              "does)", "leader-isolated"),
-    Mutation("no-fetch-timer-reset", MUT_NO_FETCH_TIMER_RESET, "liveness",
+    Mutation("no-fetch-timer-reset", "liveness",
              "a follower does not restart its fetch timer on a successful fetch, so it "
              "times out and starts elections under a healthy leader (found by the timed "
              "mode's HealthyLeaderKept)", "cold-start"),
-    Mutation("snapshot-above-hw", MUT_SNAPSHOT_ABOVE_HW, "safety",
+    Mutation("snapshot-above-hw", "safety",
              "a node snapshots its log up to its log end instead of its high watermark, so "
              "a snapshot holds entries that may never commit", needs=("snapshots",)),
-    Mutation("leader-loads-snapshot", MUT_LEADER_LOADS_SNAPSHOT, "safety",
+    Mutation("leader-loads-snapshot", "safety",
              "a node installs any snapshot download it receives without checking that it is "
              "still the follower that asked for it, even once it leads", needs=("snapshots",)),
-    Mutation("reconfig-before-commit", MUT_RECONFIG_BEFORE_COMMIT, "safety",
+    Mutation("reconfig-before-commit", "safety",
              "a new leader accepts a voter change before it has committed an entry of its "
              "own epoch, taking the voter set in its log as settled: the single-server "
              "membership change bug", needs=("reconfig",)),
-    Mutation("two-pending-changes", MUT_TWO_PENDING_CHANGES, "safety",
+    Mutation("two-pending-changes", "safety",
              "a leader accepts a voter change while its previous one is still uncommitted",
              needs=("reconfig",)),
-    Mutation("wiped-replica-same-id", MUT_WIPED_SAME_ID, "safety",
+    Mutation("wiped-replica-same-id", "safety",
              "a node that lost its disk comes back under its old directory id, so its "
              "empty log votes and acknowledges as the voter that held the committed entries "
              "(disk loss without directory ids)", needs=("disk_loss",)),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)
+MUTATION_BIT: dict[str, int] = {name: 1 << (FIRST_BIT + k) for k, name in enumerate(MUTATIONS)}
+if FIRST_BIT + len(MUTATIONS) - 1 > LAST_BIT:
+    raise ValueError("more mutations than bits of the feature mask")
 
 
 def timed_scenario(name: str) -> str | None:
@@ -77,4 +78,4 @@ def mutation_needs(name: str) -> tuple:
 
 
 def mutation_bit(name: str) -> int:
-    return 0 if name == "none" else MUTATIONS[name].bit
+    return 0 if name == "none" else MUTATION_BIT[name]

@@ -1,0 +1,51 @@
+"""The feature mask's bits are declared once: the switches and the mutations, each in
+its place, none overlapping another or the property checks; the kernels name them
+from the registry, and a run's settings become its mask in one function."""
+from kraftwalk.vocabulary import features as V
+from kraftwalk.vocabulary.mutations import (
+    FIRST_BIT, LAST_BIT, MUTATION_BIT, MUTATION_NAMES, MUTATIONS, timed_scenario,
+)
+from kraftwalk.vocabulary.properties import INVARIANT_NAMES, LIVENESS_NAMES
+
+
+def test_the_bits_do_not_overlap():
+    checks = (1 << (len(INVARIANT_NAMES) + len(LIVENESS_NAMES))) - 1
+    assert checks <= V.CHECKS_MASK
+    bits = [s.bit for s in V.SWITCHES] + list(MUTATION_BIT.values())
+    assert len(set(bits)) == len(bits)
+    assert all(b & V.CHECKS_MASK == 0 and bin(b).count("1") == 1 for b in bits)
+    assert all(1 << 32 <= s.bit < 1 << FIRST_BIT for s in V.SWITCHES)
+    assert sorted(MUTATION_BIT.values()) == [1 << (FIRST_BIT + k) for k in range(len(MUTATIONS))]
+    assert max(MUTATION_BIT.values()) <= 1 << LAST_BIT
+
+
+def test_the_kernels_name_the_registrys_bits():
+    from kraftwalk.kernels import features as K
+
+    for s in V.SWITCHES:
+        assert getattr(K, s.name.upper()) == s.bit, s.name
+    named = {v for k, v in vars(K).items() if k.startswith("MUT_")}
+    assert named == set(MUTATION_BIT.values())
+
+
+def test_mutations_are_well_formed():
+    from kraftwalk.config import MUTATIONS as CONFIG_MUTATIONS
+    from kraftwalk.kernels.timing import SCENARIO_NAMES as SCENARIOS
+
+    assert CONFIG_MUTATIONS == MUTATION_NAMES == ("none", *MUTATIONS)
+    for m in MUTATIONS.values():
+        assert m.kind in ("safety", "liveness") and m.description, m.name
+        assert set(m.needs) <= set(V.RUN_SWITCHES), m.name
+        assert (timed_scenario(m.name) in SCENARIOS) == (m.kind == "liveness"), m.name
+
+
+def test_a_runs_settings_make_its_mask():
+    base = V.feature_mask(pre_vote=False)
+    assert base == (1 << len(INVARIANT_NAMES)) - 1
+    assert V.feature_mask(pre_vote=True) == base | V.SWITCH_BIT["pre_vote"]
+    off = V.feature_mask(pre_vote=False, disabled_checks=("LogMatching",))
+    assert off == base & ~(1 << INVARIANT_NAMES.index("LogMatching"))
+    both = V.feature_mask(pre_vote=False, snapshots=True, mutation="snapshot-above-hw")
+    assert both == base | V.SWITCH_BIT["snapshots"] | MUTATION_BIT["snapshot-above-hw"]
+    timed = V.feature_mask(pre_vote=False, liveness=True)
+    assert timed == (1 << (len(INVARIANT_NAMES) + len(LIVENESS_NAMES))) - 1
