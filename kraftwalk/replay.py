@@ -8,29 +8,12 @@ drive the plain-Python reference model, whose states are what the user sees.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from kraftwalk.config import RunConfig, load_config, make_config
+from kraftwalk.counterexample import Trace, violation_info
 from kraftwalk.errors import RunError, UsageError
 from kraftwalk.vocabulary.properties import MEANING, TARGET_NAMES
-
-
-@dataclass
-class Trace:
-    cfg: RunConfig
-    walk: int
-    actions: np.ndarray          # (steps, 3) recorded actions
-    invariant: int               # id + 1 of the violated invariant, 0 if none
-    violation: dict | None       # the kernel's first violation
-    shrunk_from: int | None = None
-    witness: str | None = None   # the reachability target this trace is the witness of
-    times: np.ndarray | None = None  # timed walks: each action's time (microseconds)
-    timed: str | None = None     # timed walks: the scenario and profile
-    timed_walk: object | None = None  # timed walks: what re-runs it (timed_shrink.TimedWalk)
-    faults_kept: tuple[int, int] | None = None  # shrunk timed walks: (random faults kept, of)
 
 
 def load_run(run_dir: str | Path) -> RunConfig:
@@ -83,15 +66,6 @@ def record(cfg: RunConfig, walk: int) -> Trace:
     actions, _, viol, _, _ = record_walk(cfg.seed, walk, params_for(cfg), *walk_weights(cfg),
                                          features_for(cfg))
     return Trace(cfg, walk, actions, int(viol[0]), violation_info(viol, INVARIANT_NAMES))
-
-
-def violation_info(viol, names) -> dict | None:
-    """The kernel's violation record as a dict with the property's name; None if none."""
-    from kraftwalk.tables import VIOL_COLUMNS
-
-    if not viol[0]:
-        return None
-    return {**dict(zip(VIOL_COLUMNS, (int(x) for x in viol))), "invariant": names[int(viol[0]) - 1]}
 
 
 class ReplayMismatch(RunError):

@@ -79,7 +79,7 @@ def timed_trace(tw, cfg: RunConfig, label: str, drop=None):
     from kraftwalk.kernels.clock import FAULTS_SEEN, LOSSES_SEEN
     from kraftwalk.kernels.layout import VIOL_BASE, V_WIDTH
     from kraftwalk.kernels.timed import record_timed_walk
-    from kraftwalk.replay import Trace, violation_info
+    from kraftwalk.counterexample import Trace, violation_info
     from kraftwalk.timed_shrink import all_faults
 
     actions, w, c = record_timed_walk(tw.seed, tw.walk, tw.params, tw.tp, tw.features, drop)
