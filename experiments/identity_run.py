@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_speed import ROOT, checkouts, resolve, swarm  # noqa: E402
+from compare_speed import checkouts, resolve, swarm  # noqa: E402
 
 from kraftwalk import rundir  # noqa: E402
 

@@ -12,7 +12,7 @@ import argparse
 from kraftwalk.config import RunConfig
 from kraftwalk.kernels.profile import phase_costs
 from kraftwalk.kernels.trace import new_walk
-from kraftwalk.runner import features_for, params_for, walk_weights
+from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 
 
 def main() -> None:

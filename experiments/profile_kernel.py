@@ -71,7 +71,7 @@ def child(seconds: float, threshold: int | None) -> None:
     from kraftwalk.config import RunConfig
     from kraftwalk.kernels.jit import entry
     from kraftwalk.kernels.walk import _run_walks, run_chunk
-    from kraftwalk.runner import features_for, params_for, walk_weights
+    from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 
     cfg = RunConfig()
     params, bw, feats = params_for(cfg), walk_weights(cfg)[0], features_for(cfg)

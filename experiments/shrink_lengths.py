@@ -18,7 +18,7 @@ from kraftwalk.config import RunConfig
 from kraftwalk.kernels.checkers import INVARIANT_NAMES
 from kraftwalk.kernels.walk import run_chunk
 from kraftwalk.replay import record, shrink_trace
-from kraftwalk.runner import features_for, params_for, walk_weights
+from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 
 CASES = {
     "double-vote": {},

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kraftwalk.elect import property_names, timed_features, timed_params
+from kraftwalk.elect import property_names
+from kraftwalk.kernel_inputs import timed_features, timed_params
 from kraftwalk.elect_config import ElectConfig
 from kraftwalk.kernels.timed import run_timed_chunk
 from kraftwalk.output import markdown_table, write_text_atomic

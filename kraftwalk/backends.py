@@ -18,36 +18,7 @@ import numpy as np
 
 from kraftwalk.config import RunConfig
 from kraftwalk.errors import UsageError
-
-
-def base_weights(mode: str) -> np.ndarray:
-    """Family weights of a weights mode: the tuned defaults (the centre of the swarm's
-    draws, and the ``fixed`` mode) or all equal (``uniform``). A feature's families
-    weigh 0 here; :func:`walk_weights` weighs them when their feature is on."""
-    from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
-    from kraftwalk.vocabulary.families import N_BASE_FAMILIES
-
-    if mode != "uniform":
-        return DEFAULT_WEIGHTS
-    uniform = np.ones_like(DEFAULT_WEIGHTS)
-    uniform[N_BASE_FAMILIES:] = 0.0
-    return uniform
-
-
-def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
-    """(family weights, swarm?) of a run: its weights mode's, with the fault weights it
-    sets (--crash-weight, --partition-weight, ...) in place of the mode's."""
-    from kraftwalk.config import FAULT_WEIGHTS
-    from kraftwalk.kernels.swarm import with_feature_weights
-    from kraftwalk.vocabulary.families import FAMILY_ID, FEATURE_WEIGHTS
-
-    on = [name for name in FEATURE_WEIGHTS if getattr(cfg, name)]  # features with families
-    base = with_feature_weights(base_weights(cfg.weights), on, cfg.weights == "uniform")
-    if any(getattr(cfg, name) is not None for name in FAULT_WEIGHTS):
-        for name, family in FAULT_WEIGHTS.items():
-            if getattr(cfg, name) is not None:
-                base[FAMILY_ID[family]] = getattr(cfg, name)
-    return base, cfg.weights == "swarm"
+from kraftwalk.kernel_inputs import walk_weights
 
 
 def run_walks(seed: int, first: int, count: int, params: np.ndarray,

@@ -56,7 +56,7 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
     from kraftwalk.kernels.profile import phase_costs
     from kraftwalk.kernels.transition import N_FAMILIES
     from kraftwalk.kernels.trace import new_walk
-    from kraftwalk.runner import features_for, params_for, walk_weights
+    from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 
     common = {k: getattr(base, k) for k in (
         "voters", "observers", "depth", "seed", "weights", "pre_vote", "snapshots", "reconfig", "disk_loss", "mutation",
@@ -167,7 +167,7 @@ def reference_speed(cfg: RunConfig, walks: int = 40) -> float:
     (apply + check every invariant, as the kernel does)."""
     from kraftwalk.kernels.trace import record_walk
     from kraftwalk.reference import ReferenceCluster
-    from kraftwalk.runner import features_for, params_for, walk_weights
+    from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 
     params, features = params_for(cfg), features_for(cfg)
     traces = [record_walk(cfg.seed, k, params, *walk_weights(cfg), features)[0] for k in range(walks)]

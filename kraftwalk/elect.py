@@ -22,31 +22,16 @@ import pyarrow.compute as pc
 
 from kraftwalk.elect_config import ElectConfig
 from kraftwalk.elect_stats import Histogram, summarize_cell
-from kraftwalk.vocabulary.features import feature_mask
+from kraftwalk.kernel_inputs import timed_features, timed_params
 
 PART_WALKS = 50_000
 WALKS_DIR = "walks"
 HISTOGRAM_DIR = "walks_histogram"
-# Kernel bounds of a timed walk: enough log and message room for any scenario's length.
-LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS = 256, 32, 1000, 8
-
-
 def property_names() -> tuple[str, ...]:
     """Every property's name, indexed by its id (the violation code minus one)."""
     from kraftwalk.vocabulary.properties import INVARIANT_NAMES, LIVENESS_NAMES
 
     return (*INVARIANT_NAMES, *LIVENESS_NAMES)
-
-
-def timed_features(pre_vote: bool, mutation: str) -> int:
-    """Compile-time features of a timed walk: every safety and liveness check on."""
-    return feature_mask(pre_vote=pre_vote, mutation=mutation, liveness=True)
-
-
-def timed_params(voters: int, observers: int, depth: int) -> np.ndarray:
-    from kraftwalk.kernels.layout import make_params
-
-    return make_params(voters, observers, LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS, depth)
 
 
 def run_chunk(seed: int, first: int, count: int, params, tp, features) -> tuple:

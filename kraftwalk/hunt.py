@@ -21,8 +21,10 @@ import numpy as np
 import pyarrow as pa
 
 from kraftwalk.config import RunConfig
-from kraftwalk.backends import chunk_ranges, run_walks_in_worker, stream_chunks, walk_weights
-from kraftwalk.runner import features_for, params_for, warm_up
+from kraftwalk.backends import chunk_ranges, run_walks_in_worker, stream_chunks
+from kraftwalk.kernel_inputs import walk_weights
+from kraftwalk.runner import warm_up
+from kraftwalk.kernel_inputs import features_for, params_for
 
 HUNT_CHUNK = 256  # walks per task: small, so the time to a find is measured finely
 TIMED_HUNT_CHUNK = 32  # timed walks are hundreds of times longer

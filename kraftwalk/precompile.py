@@ -20,8 +20,8 @@ from kraftwalk.config import RunConfig
 
 def swarm_variant(cfg: RunConfig) -> tuple:
     """(kind, params, weights, features) of the swarm kernels ``cfg`` runs."""
-    from kraftwalk.backends import walk_weights
-    from kraftwalk.runner import features_for, params_for
+    from kraftwalk.kernel_inputs import walk_weights
+    from kraftwalk.kernel_inputs import features_for, params_for
 
     return ("swarm", params_for(cfg), walk_weights(cfg), features_for(cfg))
 

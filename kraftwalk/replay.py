@@ -61,7 +61,7 @@ def record(cfg: RunConfig, walk: int) -> Trace:
     """Re-run walk ``walk`` of the run described by ``cfg`` and record its actions."""
     from kraftwalk.kernels.checkers import INVARIANT_NAMES
     from kraftwalk.kernels.trace import record_walk
-    from kraftwalk.runner import features_for, params_for, walk_weights
+    from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 
     actions, _, viol, _, _ = record_walk(cfg.seed, walk, params_for(cfg), *walk_weights(cfg),
                                          features_for(cfg))
@@ -107,7 +107,7 @@ def witness_trace(run_dir: str | Path, name: str) -> Trace:
     the kernel must reach it there again."""
     from kraftwalk.kernels.layout import REACHED
     from kraftwalk.kernels.trace import replay_actions
-    from kraftwalk.runner import features_for, params_for
+    from kraftwalk.kernel_inputs import features_for, params_for
 
     names = TARGET_NAMES
     if name not in names:
@@ -139,7 +139,7 @@ def shrink_trace(trace: Trace) -> Trace:
         from kraftwalk.timed_replay import shrink_timed_trace
 
         return shrink_timed_trace(trace)
-    from kraftwalk.runner import features_for, params_for
+    from kraftwalk.kernel_inputs import features_for, params_for
     from kraftwalk.shrink import shrink
 
     res = shrink(params_for(trace.cfg), trace.actions, features_for(trace.cfg), trace.invariant)
@@ -151,7 +151,7 @@ def reference_states(trace: Trace):
     """Yield (step index, action, snapshot before, snapshot after, violation) through the
     reference model. Actions the model finds disabled are reported and skipped."""
     from kraftwalk.reference import KERNEL_COMPAT_ALL, ReferenceCluster
-    from kraftwalk.runner import features_for, params_for
+    from kraftwalk.kernel_inputs import features_for, params_for
 
     # Where the reference model knowingly departs from the kernel (reference/deviations.py),
     # follow the kernel: this is the kernel's walk, shown through the readable model.

@@ -24,14 +24,13 @@ import pyarrow as pa
 
 from kraftwalk import __version__
 from kraftwalk import rundir
-from kraftwalk.backends import (  # noqa: F401  (walk_weights: used by bench and replay)
+from kraftwalk.backends import (
     backend_session, check_backend, chunk_ranges, run_walks, start_workers, stream_chunks,
-    walk_weights,
 )
 from kraftwalk.config import RunConfig
 from kraftwalk.coverage import Coverage
 from kraftwalk.errors import RunStopped
-from kraftwalk.vocabulary.features import feature_mask
+from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 from kraftwalk.output import write_json_atomic, write_table_atomic, write_text_atomic
 from kraftwalk.paths import make_new_folder
 from kraftwalk.signals import deferred, stop_on_signals
@@ -46,21 +45,7 @@ PART_ROWS = 262_144
 STATUS_OF_SIGNAL = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}
 
 
-# ---- what the kernels get ------------------------------------------------------
-def features_for(cfg: RunConfig) -> int:
-    """The compile-time feature mask of a run: its switches, enabled checks, mutation."""
-    return feature_mask(pre_vote=cfg.pre_vote, snapshots=cfg.snapshots, reconfig=cfg.reconfig,
-                        disk_loss=cfg.disk_loss, mutation=cfg.mutation,
-                        disabled_checks=cfg.disabled_checks)
-
-
-def params_for(cfg: RunConfig) -> np.ndarray:
-    from kraftwalk.kernels.layout import make_params
-
-    return make_params(cfg.voters, cfg.observers, cfg.log_capacity, cfg.msg_slots,
-                       cfg.max_epoch, cfg.max_records, cfg.depth, cfg.snapshots)
-
-
+# ---- what a run records of its software ---------------------------------------
 def versions() -> dict:
     import llvmlite
     import numba

@@ -19,12 +19,12 @@ def is_elect_folder(run_dir: str | Path) -> bool:
 
 def untimed_config(ecfg, voters: int, pre_vote: bool) -> RunConfig:
     """The RunConfig whose kernel bounds and features match one cell's timed walks."""
-    from kraftwalk import elect
+    from kraftwalk import kernel_inputs as k
 
     return make_config(None, voters=voters, observers=ecfg.observers, pre_vote=pre_vote,
-                       mutation=ecfg.mutation, log_capacity=elect.LOG_CAPACITY,
-                       msg_slots=elect.MSG_SLOTS, max_epoch=elect.MAX_EPOCH,
-                       max_records=elect.MAX_RECORDS, depth=ecfg.depth, seed=ecfg.seed)
+                       mutation=ecfg.mutation, log_capacity=k.LOG_CAPACITY,
+                       msg_slots=k.MSG_SLOTS, max_epoch=k.MAX_EPOCH,
+                       max_records=k.MAX_RECORDS, depth=ecfg.depth, seed=ecfg.seed)
 
 
 def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
@@ -56,7 +56,7 @@ def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
 def record_timed(run_dir: str | Path, walk: int | None = None, voters: int | None = None,
                  pre_vote: bool | None = None):
     """The Trace of one walk of an elect folder, times included."""
-    from kraftwalk.elect import timed_features, timed_params
+    from kraftwalk.kernel_inputs import timed_features, timed_params
     from kraftwalk.elect_config import make_elect_config
     from kraftwalk.timed_shrink import TimedWalk
 

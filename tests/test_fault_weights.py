@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kraftwalk import rundir
-from kraftwalk.backends import base_weights, walk_weights
+from kraftwalk.kernel_inputs import base_weights, walk_weights
 from kraftwalk.cli_options import TUNED_WEIGHTS_HELP
 from kraftwalk.config import FAULT_WEIGHTS, RunConfig
 from kraftwalk.errors import UsageError

@@ -11,7 +11,7 @@ import pytest
 from kraftwalk.config import RunConfig
 from kraftwalk.hunt import hunt_configs, hunt_variant
 from kraftwalk.precompile import distinct_variants, precompile, swarm_variant
-from kraftwalk.runner import features_for
+from kraftwalk.kernel_inputs import features_for
 
 
 def test_one_variant_per_kind_and_feature_mask_in_first_seen_order():
@@ -46,8 +46,9 @@ JOB = textwrap.dedent("""
     import json, sys
     from kraftwalk.config import RunConfig
     from kraftwalk.precompile import precompile
-    from kraftwalk.runner import params_for, features_for, warm_up
-    from kraftwalk.backends import walk_weights
+    from kraftwalk.runner import warm_up
+    from kraftwalk.kernel_inputs import features_for, params_for
+    from kraftwalk.kernel_inputs import walk_weights
     from kraftwalk.kernels.jit import entry
     from kraftwalk.kernels.walk import _run_walks
     from kraftwalk.precompile import swarm_variant

@@ -35,7 +35,7 @@ def test_shrink_makes_it_shorter_and_keeps_the_invariant(run_dir):
     assert small.shrunk_from == trace.violation["step"]
     assert 0 < len(small.actions) < len(trace.actions)
     from kraftwalk.kernels.trace import replay_actions
-    from kraftwalk.runner import features_for, params_for
+    from kraftwalk.kernel_inputs import features_for, params_for
 
     inv, at, _ = replay_actions(params_for(trace.cfg), small.actions, features_for(trace.cfg))
     assert inv == trace.invariant and at == len(small.actions) - 1

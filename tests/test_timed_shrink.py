@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kraftwalk.cli import app
-from kraftwalk.elect import timed_features, timed_params
+from kraftwalk.kernel_inputs import timed_features, timed_params
 from kraftwalk.elect_config import ElectConfig
 from kraftwalk.kernels.clock import FAULTS_SEEN, LOSSES_SEEN, SCHEDULED
 from kraftwalk.kernels.timed import record_timed_walk

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import F, F_DISK_LOSS, F_SNAPSHOTS
-from kraftwalk.kernels.layout import N_TARGETS, REACHED, TARGET_NAMES, make_params
+from kraftwalk.kernels.layout import REACHED, TARGET_NAMES, make_params
 from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
 from kraftwalk.kernels.transition import FAMILY_NAMES, N_FAMILIES
 from kraftwalk.kernels.trace import record_walk, replay_actions

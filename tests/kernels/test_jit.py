@@ -2,8 +2,6 @@
 the switch, and the fall-back when this Numba lacks an internal the hooks need
 (simulated by hiding one before the kernels load): one warning line, then correct
 results on plain Numba."""
-import subprocess
-import sys
 import textwrap
 
 import pytest

@@ -8,7 +8,8 @@ Each feature mask compiles the whole timed kernel once: the tests share the few 
 import numpy as np
 import pytest
 
-from kraftwalk.elect import property_names, timed_features, timed_params
+from kraftwalk.elect import property_names
+from kraftwalk.kernel_inputs import timed_features, timed_params
 from kraftwalk.elect_config import ElectConfig
 from kraftwalk.kernels.clock import (
     CUT_SINCE, HEALED_AT, HEALED_COMMIT, KNOWN, NOW, PRE_REACH, PREV_ROLE, TS_NAMES,

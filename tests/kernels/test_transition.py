@@ -11,7 +11,7 @@ from kraftwalk.kernels.transition import (
     request_targets,
 )
 from kraftwalk.kernels.trace import new_walk
-from kraftwalk.runner import features_for, params_for
+from kraftwalk.kernel_inputs import features_for, params_for
 from kraftwalk.config import RunConfig
 
 

@@ -1,0 +1,72 @@
+"""What the kernels get from a configuration, for both choosers: the params array
+(cluster shape and bounds), the family weights with whether the swarm draws around
+them, and the compile-time feature mask (kraftwalk.vocabulary.features). Every
+command that runs, replays, precompiles or measures kernels builds their inputs here,
+apart from where the walks run (backends.py) and how a run is saved (runner.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kraftwalk.config import RunConfig
+from kraftwalk.vocabulary.features import feature_mask
+
+# Kernel bounds of a timed walk: enough log and message room for any scenario's length.
+LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS = 256, 32, 1000, 8
+
+
+# ---- the swarm chooser (untimed walks) ------------------------------------------
+def features_for(cfg: RunConfig) -> int:
+    """The compile-time feature mask of a run: its switches, enabled checks, mutation."""
+    return feature_mask(pre_vote=cfg.pre_vote, snapshots=cfg.snapshots, reconfig=cfg.reconfig,
+                        disk_loss=cfg.disk_loss, mutation=cfg.mutation,
+                        disabled_checks=cfg.disabled_checks)
+
+
+def params_for(cfg: RunConfig) -> np.ndarray:
+    from kraftwalk.kernels.layout import make_params
+
+    return make_params(cfg.voters, cfg.observers, cfg.log_capacity, cfg.msg_slots,
+                       cfg.max_epoch, cfg.max_records, cfg.depth, cfg.snapshots)
+
+
+def base_weights(mode: str) -> np.ndarray:
+    """Family weights of a weights mode: the tuned defaults (the centre of the swarm's
+    draws, and the ``fixed`` mode) or all equal (``uniform``). A feature's families
+    weigh 0 here; :func:`walk_weights` weighs them when their feature is on."""
+    from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+    from kraftwalk.vocabulary.families import N_BASE_FAMILIES
+
+    if mode != "uniform":
+        return DEFAULT_WEIGHTS
+    uniform = np.ones_like(DEFAULT_WEIGHTS)
+    uniform[N_BASE_FAMILIES:] = 0.0
+    return uniform
+
+
+def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
+    """(family weights, swarm?) of a run: its weights mode's, with the fault weights it
+    sets (--crash-weight, --partition-weight, ...) in place of the mode's."""
+    from kraftwalk.config import FAULT_WEIGHTS
+    from kraftwalk.kernels.swarm import with_feature_weights
+    from kraftwalk.vocabulary.families import FAMILY_ID, FEATURE_WEIGHTS
+
+    on = [name for name in FEATURE_WEIGHTS if getattr(cfg, name)]  # features with families
+    base = with_feature_weights(base_weights(cfg.weights), on, cfg.weights == "uniform")
+    if any(getattr(cfg, name) is not None for name in FAULT_WEIGHTS):
+        for name, family in FAULT_WEIGHTS.items():
+            if getattr(cfg, name) is not None:
+                base[FAMILY_ID[family]] = getattr(cfg, name)
+    return base, cfg.weights == "swarm"
+
+
+# ---- timed walks ---------------------------------------------------------------
+def timed_features(pre_vote: bool, mutation: str) -> int:
+    """Compile-time features of a timed walk: every safety and liveness check on."""
+    return feature_mask(pre_vote=pre_vote, mutation=mutation, liveness=True)
+
+
+def timed_params(voters: int, observers: int, depth: int) -> np.ndarray:
+    from kraftwalk.kernels.layout import make_params
+
+    return make_params(voters, observers, LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS, depth)
