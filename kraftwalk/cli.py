@@ -34,7 +34,7 @@ from typer.core import TyperGroup
 
 from kraftwalk import __version__
 from kraftwalk import cli_options as opts
-from kraftwalk.config import RUNS_DIR, RunConfig, make_config
+from kraftwalk.config import RUNS_DIR, RunConfig, fields_of, make_config
 from kraftwalk.paths import check_output_dir, check_output_file
 from kraftwalk.errors import RunError, RunStopped, UsageError
 from kraftwalk.vocabulary.properties import TARGET_NAMES
@@ -53,9 +53,7 @@ EXIT_RUN_ERROR = 1  # a failure that is not a bad value
 
 # The settings each command takes from a --config file; a run folder's config.toml
 # carries every setting, and the others do not concern the command.
-CLUSTER_KEYS = ("voters", "observers", "depth", "pre_vote", "snapshots", "reconfig", "disk_loss",
-                "disabled_checks",
-                "log_capacity", "msg_slots", "max_epoch", "max_records")
+CLUSTER_KEYS = (*fields_of("cluster", "bounds"), "disabled_checks")  # hunt picks mutations
 HUNT_KEYS = (*CLUSTER_KEYS, "workers", "chunk_walks")
 BENCH_KEYS = (*CLUSTER_KEYS, "seed", "weights", "mutation", "chunk_walks")
 

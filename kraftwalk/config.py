@@ -61,6 +61,14 @@ INT_RANGES: dict[str, tuple[int, int]] = {
 }
 
 
+def fields_of(*groups: str) -> tuple[str, ...]:
+    """The RunConfig fields of ``groups``, in declaration order."""
+    unknown = set(groups) - set(GROUPS)
+    if unknown:
+        raise ValueError(f"no option group {sorted(unknown)}")
+    return tuple(f.name for f in dataclasses.fields(RunConfig) if f.metadata["group"] in groups)
+
+
 def option_name(field_name: str) -> str:
     """The CLI spelling of a config field, used in every error message."""
     if field_name == "disabled_checks":
@@ -94,37 +102,57 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+# Every option belongs to one group, which says what it is to a run: the first five
+# decide what the walks are (a resumed run must keep them); execution only where and
+# how they run and are saved; files what the run folder holds.
+GROUPS: dict[str, str] = {
+    "cluster": "the cluster modelled: its shape and protocol features",
+    "checks": "what is checked, and the known bug compiled in",
+    "bounds": "the kernels' fixed sizes and the length of a walk",
+    "faults": "how often each kind of action is drawn",
+    "budget": "which walks run: the seed, how many, for how long",
+    "execution": "where and how the walks run and are saved: no walk changes with them",
+    "files": "what the run folder holds",
+}
+WALK_GROUPS = ("cluster", "checks", "bounds", "faults", "budget")
+
+
+def _in(group: str, default: Any = None, **kw: Any) -> Any:
+    """A RunConfig field of ``group``."""
+    return field(default=default, metadata={"group": group}, **kw)
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Everything that determines a swarm run; validated on construction."""
 
-    voters: int = 3
-    observers: int = 1
-    walks: int | None = None
-    depth: int = 500
-    seed: int = 0
-    duration: float | None = None
-    workers: int = 0
-    weights: str = "swarm"
-    out: str | None = None
-    pre_vote: bool = True
-    snapshots: bool = False
-    reconfig: bool = False
-    disk_loss: bool = False
-    mutation: str = "none"
-    disabled_checks: tuple[str, ...] = field(default=())
-    log_capacity: int = 32
-    msg_slots: int = 16
-    max_epoch: int = 60
-    max_records: int = 4
-    walk_stats: str = "rows"
-    backend: str = "loky"
-    chunk_walks: int = 2048
-    flush_seconds: float = 10.0
-    crash_weight: float | None = None
-    partition_weight: float | None = None
-    lose_weight: float | None = None
-    duplicate_weight: float | None = None
+    voters: int = _in("cluster", 3)
+    observers: int = _in("cluster", 1)
+    walks: int | None = _in("budget")
+    depth: int = _in("bounds", 500)
+    seed: int = _in("budget", 0)
+    duration: float | None = _in("budget")
+    workers: int = _in("execution", 0)
+    weights: str = _in("faults", "swarm")
+    out: str | None = _in("execution")
+    pre_vote: bool = _in("cluster", True)
+    snapshots: bool = _in("cluster", False)
+    reconfig: bool = _in("cluster", False)
+    disk_loss: bool = _in("cluster", False)
+    mutation: str = _in("checks", "none")
+    disabled_checks: tuple[str, ...] = _in("checks", ())
+    log_capacity: int = _in("bounds", 32)
+    msg_slots: int = _in("bounds", 16)
+    max_epoch: int = _in("bounds", 60)
+    max_records: int = _in("bounds", 4)
+    walk_stats: str = _in("files", "rows")
+    backend: str = _in("execution", "loky")
+    chunk_walks: int = _in("execution", 2048)
+    flush_seconds: float = _in("execution", 10.0)
+    crash_weight: float | None = _in("faults")
+    partition_weight: float | None = _in("faults")
+    lose_weight: float | None = _in("faults")
+    duplicate_weight: float | None = _in("faults")
 
     def __post_init__(self) -> None:
         self._normalize()

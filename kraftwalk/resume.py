@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from kraftwalk import rundir
-from kraftwalk.config import RunConfig, make_config, option_name
+from kraftwalk.config import RunConfig, fields_of, make_config, option_name
 from kraftwalk.errors import UsageError
 
-# Options a resumed run may change: none of them changes what any walk does.
-FREE_ON_RESUME = ("workers", "backend", "chunk_walks", "flush_seconds", "out")
+# Options a resumed run may change: where and how walks run, none of what they do.
+FREE_ON_RESUME = fields_of("execution")
 
 
 def resume_config(run_dir: str | Path, given: dict[str, Any]) -> RunConfig:

@@ -272,3 +272,21 @@ def test_a_mutation_needs_the_feature_it_breaks() -> None:
             RunConfig(mutation=mutation)
         assert str(info.value).startswith(f"--mutation {mutation} needs {flag}")
     RunConfig(mutation="two-pending-changes", reconfig=True)
+
+
+def test_every_option_has_a_group_and_only_execution_is_free_on_resume() -> None:
+    import dataclasses
+
+    from kraftwalk.config import GROUPS, WALK_GROUPS, fields_of
+    from kraftwalk.resume import FREE_ON_RESUME
+
+    names = [f.name for f in dataclasses.fields(RunConfig)]
+    assert sorted(fields_of(*GROUPS)) == sorted(names)
+    assert set(WALK_GROUPS) < set(GROUPS)
+    assert set(FREE_ON_RESUME) == set(fields_of("execution"))
+    assert not set(FREE_ON_RESUME) & set(fields_of(*WALK_GROUPS))
+    # what decides a walk's actions is in a walk group
+    for name in ("voters", "seed", "depth", "mutation", "crash_weight", "weights", "pre_vote"):
+        assert name in fields_of(*WALK_GROUPS), name
+    with pytest.raises(ValueError):
+        fields_of("no-such-group")
