@@ -57,12 +57,13 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
     from kraftwalk.kernels.transition import N_FAMILIES
     from kraftwalk.kernels.trace import new_walk
     from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
+    from kraftwalk.runner import versions
 
     common = {k: getattr(base, k) for k in (
         "voters", "observers", "depth", "seed", "weights", "pre_vote", "snapshots", "reconfig", "disk_loss", "mutation",
         "log_capacity", "msg_slots", "max_epoch", "max_records", "chunk_walks")}
     common["disabled_checks"] = list(base.disabled_checks)
-    out: dict = {"config": common, "cpu_count": os.cpu_count()}
+    out: dict = {"config": common, "cpu_count": os.cpu_count(), "versions": versions()}
     params = params_for(base)
     out["bytes_per_walk"] = state_bytes(alloc_walk(params, N_FAMILIES))
 
@@ -123,12 +124,14 @@ def measure_timed(base: RunConfig, seconds: float = 20.0, scenario: str = "leade
     from kraftwalk.kernels.clock import TS_NAMES, alloc_clock
     from kraftwalk.kernels.layout import S_STEPS, STATS_BASE, alloc_walk, state_bytes
     from kraftwalk.kernels.transition import N_FAMILIES
+    from kraftwalk.runner import versions
 
     params, tp, features = kafka_timed(base, scenario)
     log(f"timed mode ({scenario}): compiling or loading the timed kernels ...")
     jit = warm_up(params, tp, features)
     clock = alloc_clock(base.voters + base.observers, tp)
-    out = {"scenario": scenario, "voters": base.voters, "observers": base.observers,
+    out = {"versions": versions(), "scenario": scenario, "voters": base.voters,
+           "observers": base.observers,
            "pre_vote": base.pre_vote, "jit_seconds": round(jit, 2),
            "bytes_per_walk": state_bytes(alloc_walk(params, N_FAMILIES))
            + sum(a.nbytes for a in clock)}
@@ -148,6 +151,13 @@ def measure_timed(base: RunConfig, seconds: float = 20.0, scenario: str = "leade
     return out
 
 
+def _numba_row(res: dict) -> list[str]:
+    """The Numba the kernels ran on, and whether on the hooks or plain (13x apart):
+    [] for a result recorded before benches said so."""
+    v = res.get("versions")
+    return [f"| Numba (kernels) | {v['numba']}, {v['numba_mode']} |"] if v else []
+
+
 def render_timed_markdown(res: dict) -> str:
     return "\n".join([
         f"Timed mode, scenario {res['scenario']} at Kafka's default timing, {res['voters']} "
@@ -159,7 +169,8 @@ def render_timed_markdown(res: dict) -> str:
         f"| walks/s per core | {res['walks_per_s']:,.0f} |",
         f"| bytes of state per walk (walk + clock) | {res['bytes_per_walk']:,} |",
         f"| JIT (compile or load the timed kernels) | {res['jit_seconds']:.1f} s |",
-        f"| walks measured | {res['walks']:,} in {res['seconds']:.1f} s |"]) + "\n"
+        f"| walks measured | {res['walks']:,} in {res['seconds']:.1f} s |",
+        *_numba_row(res)]) + "\n"
 
 
 def reference_speed(cfg: RunConfig, walks: int = 40) -> float:
@@ -208,6 +219,7 @@ def render_markdown(res: dict) -> str:
         f"| kernel speed-up over the reference model (per core) | "
         f"{res['kernel_speedup_over_reference']:,.0f}x |",
     ]
+    lines += _numba_row(res)
     if "cold_jit_seconds" in res:
         lines.append(f"| cold JIT (empty cache) | {res['cold_jit_seconds']:.1f} s |")
     lines.append(f"| warm start (cached: import + load) | {res['warm_start_seconds']:.2f} s |")
