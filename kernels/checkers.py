@@ -154,13 +154,30 @@ def check_log_matching(w, i, n):
 
 @kernel
 def check_node(w, i, checks):
-    """Every invariant that concerns node i's own state (and the ghost it feeds).
-    Returns True if node i's HW extended the ghost committed log."""
+    """Every invariant that concerns node i's own state (and the ghost it feeds), one
+    concern after another in a fixed order (the first violation a step finds is the one
+    kept). Returns True if node i's HW extended the ghost committed log."""
     voter = is_voter(w, i)
     e = w.node[EPOCH, i]
     is_leader = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER
-    extended = False
+    check_epoch_and_vote(w, i, e, voter, checks)
+    if is_leader:
+        check_leader_state(w, i, e, checks)
+    extended = check_high_watermark(w, i, e, voter, is_leader, checks)
+    if checks & SNAPSHOTS:
+        check_snapshots(w, i, checks)
+    if checks & RECONFIG and checks & (1 << AT_MOST_ONE_UNCOMMITTED_VOTER_SET):
+        check_voter_records(w, i, e)
+    # LogMatching over the entries node i wrote in this step, then clear the mark.
+    if w.node[DIRTY_FROM, i] < w.node[LOG_END, i] and checks & (1 << LOG_MATCHING):
+        check_log_matching(w, i, w.scal[P_NODES])
+    w.node[DIRTY_FROM, i] = w.log.shape[2]
+    return extended
 
+
+@kernel
+def check_epoch_and_vote(w, i, e, voter, checks):
+    """Epochs and votes: EpochMonotonic and VoteUniqueness of node i."""
     # EpochMonotonic: the (persisted) epoch never goes down, crashes included.
     if checks & (1 << EPOCH_MONOTONIC):
         if e < w.node[GN_PREV_EPOCH, i]:
@@ -175,40 +192,51 @@ def check_node(w, i, checks):
         elif prev != w.node[VOTED_ID, i] and checks & (1 << VOTE_UNIQUENESS):
             report(w, VOTE_UNIQUENESS, i, w.node[VOTED_ID, i], e, -1)
 
-    if is_leader:
-        # ElectionSafety: at most one leader per epoch, over the whole history.
-        if w.ghost[G_LEADER, e] == -1:
-            w.ghost[G_LEADER, e] = i
-        elif w.ghost[G_LEADER, e] != i and checks & (1 << ELECTION_SAFETY):
-            report(w, ELECTION_SAFETY, w.ghost[G_LEADER, e], i, e, -1)
 
-        # LeaderAppendOnly: while leading one epoch (even across a crash), the log
-        # only grows: the old prefix must still be there, unchanged.
-        if w.node[GN_PREV_LEADER_EPOCH, i] == e and checks & (1 << LEADER_APPEND_ONLY):
-            pe = w.node[GN_PREV_LOG_END, i]
-            if w.node[LOG_END, i] < pe or (
-                    pe > 0 and w.hashes[LOG_HASH + i, pe - 1] != w.hashes[PREV_HASH, i]):
-                off = min(pe, w.node[LOG_END, i])
-                if w.node[DIRTY_FROM, i] < off:
-                    off = w.node[DIRTY_FROM, i]
-                report(w, LEADER_APPEND_ONLY, i, -1, e, off)
-        # QuorumOverlap: a new leader's electing majority meets the majority that
-        # committed the latest committed entry (so it holds that entry).
-        if (checks & RECONFIG and checks & (1 << QUORUM_OVERLAP)
-                and w.node[GN_PREV_LEADER_EPOCH, i] != e and misses_last_commit(w, voters(w, i))):
-            report(w, QUORUM_OVERLAP, i, -1, e, -1)
-        w.node[GN_PREV_LEADER_EPOCH, i] = e
-        w.node[GN_PREV_LOG_END, i] = w.node[LOG_END, i]
-        w.hashes[PREV_HASH, i] = prefix_hash(w, i, w.node[LOG_END, i])
+@kernel
+def check_leader_state(w, i, e, checks):
+    """Leader i of epoch e: ElectionSafety, LeaderAppendOnly, QuorumOverlap at its
+    election, LeaderCompleteness and CommitCurrentEpoch."""
+    # ElectionSafety: at most one leader per epoch, over the whole history.
+    if w.ghost[G_LEADER, e] == -1:
+        w.ghost[G_LEADER, e] = i
+    elif w.ghost[G_LEADER, e] != i and checks & (1 << ELECTION_SAFETY):
+        report(w, ELECTION_SAFETY, w.ghost[G_LEADER, e], i, e, -1)
 
-        check_leader_completeness(w, i, checks)
+    # LeaderAppendOnly: while leading one epoch (even across a crash), the log
+    # only grows: the old prefix must still be there, unchanged.
+    if w.node[GN_PREV_LEADER_EPOCH, i] == e and checks & (1 << LEADER_APPEND_ONLY):
+        pe = w.node[GN_PREV_LOG_END, i]
+        if w.node[LOG_END, i] < pe or (
+                pe > 0 and w.hashes[LOG_HASH + i, pe - 1] != w.hashes[PREV_HASH, i]):
+            off = min(pe, w.node[LOG_END, i])
+            if w.node[DIRTY_FROM, i] < off:
+                off = w.node[DIRTY_FROM, i]
+            report(w, LEADER_APPEND_ONLY, i, -1, e, off)
+    # QuorumOverlap: a new leader's electing majority meets the majority that
+    # committed the latest committed entry (so it holds that entry).
+    if (checks & RECONFIG and checks & (1 << QUORUM_OVERLAP)
+            and w.node[GN_PREV_LEADER_EPOCH, i] != e and misses_last_commit(w, voters(w, i))):
+        report(w, QUORUM_OVERLAP, i, -1, e, -1)
+    w.node[GN_PREV_LEADER_EPOCH, i] = e
+    w.node[GN_PREV_LOG_END, i] = w.node[LOG_END, i]
+    w.hashes[PREV_HASH, i] = prefix_hash(w, i, w.node[LOG_END, i])
 
-        # CommitCurrentEpoch: the HW covers an entry of the leader's own epoch.
-        h = w.node[HW, i]
-        if h > 0 and h <= w.node[LOG_END, i]:
-            if checks & (1 << COMMIT_CURRENT_EPOCH) and w.log[ENTRY_EPOCH, i, h - 1] != e:
-                report(w, COMMIT_CURRENT_EPOCH, i, -1, e, h - 1)
+    check_leader_completeness(w, i, checks)
 
+    # CommitCurrentEpoch: the HW covers an entry of the leader's own epoch.
+    h = w.node[HW, i]
+    if h > 0 and h <= w.node[LOG_END, i]:
+        if checks & (1 << COMMIT_CURRENT_EPOCH) and w.log[ENTRY_EPOCH, i, h - 1] != e:
+            report(w, COMMIT_CURRENT_EPOCH, i, -1, e, h - 1)
+
+
+@kernel
+def check_high_watermark(w, i, e, voter, is_leader, checks):
+    """High watermarks: HighWatermarkValid, and StateMachineSafety or
+    ObserverConsistency of node i's log below its HW, whose advance past the committed
+    log extends it. Returns True if it did."""
+    extended = False
     # HighWatermarkValid: HW <= log end.
     if w.node[HW, i] > w.node[LOG_END, i] and checks & (1 << HIGH_WATERMARK_VALID):
         report(w, HIGH_WATERMARK_VALID, i, -1, e, w.node[HW, i])
@@ -230,25 +258,20 @@ def check_node(w, i, checks):
                 extended = True
             elif checks & (1 << OBSERVER_CONSISTENCY):
                 report(w, OBSERVER_CONSISTENCY, i, -1, e, c)
-
-    if checks & SNAPSHOTS:
-        check_snapshots(w, i, checks)
-
-    # AtMostOneUncommittedVoterSet: past the committed log, at most one VotersRecord.
-    if checks & RECONFIG and checks & (1 << AT_MOST_ONE_UNCOMMITTED_VOTER_SET):
-        seen = 0
-        for k in range(w.scal[G_COMMIT_LEN], w.node[LOG_END, i]):
-            if is_voters_record(w.log[ENTRY_VALUE, i, k]):
-                seen += 1
-                if seen == 2:
-                    report(w, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, i, -1, e, k)
-                    break
-
-    # LogMatching over the entries node i wrote in this step, then clear the mark.
-    if w.node[DIRTY_FROM, i] < w.node[LOG_END, i] and checks & (1 << LOG_MATCHING):
-        check_log_matching(w, i, w.scal[P_NODES])
-    w.node[DIRTY_FROM, i] = w.log.shape[2]
     return extended
+
+
+@kernel
+def check_voter_records(w, i, e):
+    """Voter sets: AtMostOneUncommittedVoterSet of node i's log."""
+    # AtMostOneUncommittedVoterSet: past the committed log, at most one VotersRecord.
+    seen = 0
+    for k in range(w.scal[G_COMMIT_LEN], w.node[LOG_END, i]):
+        if is_voters_record(w.log[ENTRY_VALUE, i, k]):
+            seen += 1
+            if seen == 2:
+                report(w, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, i, -1, e, k)
+                break
 
 
 @kernel
