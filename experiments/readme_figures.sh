@@ -158,8 +158,8 @@ mv "$T6/compare-speed.md" "$R/numba-plain-mode.md"
 mv "$T6/compare-speed.json" "$R/numba-plain-mode.json"
 rm -rf "$T6"
 python experiments/numba_range.py 0.61.2 0.68.1 --out "$R"
-# The vocabulary registries (ids, weights and bits derived, not hand-kept) against the
-# checkout before this round: the same walks, the same speed.
+# The vocabulary registries (ids, weights and bits derived, not hand-kept) and the checks
+# split by concern, against the checkout before them: the same walks, the same speed.
 T7=$(mktemp -d)
 python experiments/compare_speed.py --old e7a0650 --walks 200000 --rounds 3 --out "$T7"
 mv "$T7/compare-speed.md" "$R/compare-speed-vocabulary.md"
@@ -173,7 +173,8 @@ python experiments/identity_run.py --old e7a0650 --walks 1000000 --name identity
 python experiments/identity_run.py --old e7a0650 --walks 200000 \
     --extra "--snapshots --reconfig --disk-loss" --name identity-run-vocabulary-features --out "$T7"
 python experiments/identity_run.py --old e7a0650 --walks 200000 \
-    --extra "--mutation double-vote" --name identity-run-vocabulary-double-vote --out "$T7"
+    --extra "--snapshots --reconfig --disk-loss --mutation two-pending-changes" \
+    --name identity-run-vocabulary-two-pending-changes --out "$T7"
 mv "$T7"/identity-run-vocabulary*.md "$R/"
 rm -rf "$T7"
 # Where a walk's time goes, by function (perf), with the calls LLVM's default threshold
