@@ -30,8 +30,6 @@ class SerializedSaves:
         self._lock_path = inner._index_path + ".lock"
 
     def save(self, key, data):
-        if fcntl is None:
-            return self._inner.save(key, data)
         try:
             lock = open(self._lock_path, "a")
         except OSError:  # a cache we cannot lock is one we cannot write either
@@ -45,8 +43,9 @@ class SerializedSaves:
 
 
 class KernelCache(FunctionCache):
-    """Numba's function cache, saves serialized."""
+    """Numba's function cache, saves serialized where there are locks."""
 
     def __init__(self, py_func):
         super().__init__(py_func)
-        self._cache_file = SerializedSaves(self._cache_file)
+        if SAVES_SERIALIZED:
+            self._cache_file = SerializedSaves(self._cache_file)

@@ -117,9 +117,9 @@ GROUPS: dict[str, str] = {
 WALK_GROUPS = ("cluster", "checks", "bounds", "faults", "budget")
 
 
-def _in(group: str, default: Any = None, **kw: Any) -> Any:
+def _in(group: str, default: Any = None) -> Any:
     """A RunConfig field of ``group``."""
-    return field(default=default, metadata={"group": group}, **kw)
+    return field(default=default, metadata={"group": group})
 
 
 @dataclass(frozen=True)

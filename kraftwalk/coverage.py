@@ -27,7 +27,7 @@ SCHEMA = pa.schema([("kind", pa.string()), ("target", pa.string()), ("walks", pa
 def row_names() -> list[tuple[str, str]]:
     """(kind, target) of every row, in a fixed order."""
     from kraftwalk.kernels.layout import MSG_NAMES
-    from kraftwalk.kernels.transition import FAMILY_NAMES
+    from kraftwalk.vocabulary.families import FAMILY_NAMES
 
     return ([("sometimes", t) for t in TARGET_NAMES] + [("action", f) for f in FAMILY_NAMES]
             + [("delivery", m) for m in MSG_NAMES[1:]])

@@ -22,9 +22,8 @@ import pyarrow as pa
 
 from kraftwalk.config import RunConfig
 from kraftwalk.backends import chunk_ranges, run_walks_in_worker, stream_chunks
-from kraftwalk.kernel_inputs import walk_weights
+from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 from kraftwalk.runner import warm_up
-from kraftwalk.kernel_inputs import features_for, params_for
 
 HUNT_CHUNK = 256  # walks per task: small, so the time to a find is measured finely
 TIMED_HUNT_CHUNK = 32  # timed walks are hundreds of times longer
@@ -77,7 +76,7 @@ def hunt_timed(cfg: RunConfig, scenario: str, budget: float) -> dict:
 def hunt_one(cfg: RunConfig, budget: float) -> dict:
     """Hunt with one config (its seed and mutation) for at most ``budget`` seconds.
     A liveness mutation is hunted with timed walks of the scenario that exposes it."""
-    from kraftwalk.kernels.checkers import INVARIANT_NAMES
+    from kraftwalk.vocabulary.properties import INVARIANT_NAMES
     from kraftwalk.vocabulary.mutations import timed_scenario
 
     scenario = timed_scenario(cfg.mutation)

@@ -59,7 +59,7 @@ def pick_walk(run_dir: str | Path, walk: int | None) -> int:
 
 def record(cfg: RunConfig, walk: int) -> Trace:
     """Re-run walk ``walk`` of the run described by ``cfg`` and record its actions."""
-    from kraftwalk.kernels.checkers import INVARIANT_NAMES
+    from kraftwalk.vocabulary.properties import INVARIANT_NAMES
     from kraftwalk.kernels.trace import record_walk
     from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 
@@ -180,7 +180,7 @@ def moved_message(before: dict, after: dict, name: str):
 
 
 def describe_action(action, before: dict, after: dict | None = None) -> str:
-    from kraftwalk.kernels.transition import FAMILY_NAMES
+    from kraftwalk.vocabulary.families import FAMILY_NAMES
 
     f, a, b = (int(x) for x in action)
     name = FAMILY_NAMES[f]

@@ -119,7 +119,7 @@ def _x_key(grid: dict[str, list]) -> str | None:
 
 
 def sweep_report(sweep: Path, out: Path) -> Path:
-    from kraftwalk.kernels.checkers import INVARIANT_NAMES
+    from kraftwalk.vocabulary.properties import INVARIANT_NAMES
     from kraftwalk.vocabulary.properties import TARGET_NAMES
     from kraftwalk.plots import plot_coverage, plot_per_cell
     from kraftwalk.resume import FREE_ON_RESUME  # where and how walks ran, not what they did

@@ -86,7 +86,7 @@ def cell_means(lay: rundir.Layout, histogram: bool) -> dict[str, float]:
 
 def summary_row(cell: Cell, res: dict, lay: rundir.Layout) -> dict[str, Any]:
     """One row of summary.parquet: the cell's grid values, then what it did."""
-    from kraftwalk.kernels.checkers import INVARIANT_NAMES
+    from kraftwalk.vocabulary.properties import INVARIANT_NAMES
     from kraftwalk.vocabulary.properties import TARGET_NAMES
 
     by_inv = res.get("violations_by_invariant") or {}

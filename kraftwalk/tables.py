@@ -20,9 +20,9 @@ CONFIG_COLUMNS = ("voters", "observers", "depth", "log_capacity", "msg_slots", "
 
 
 def names():
-    from kraftwalk.kernels.checkers import INVARIANT_NAMES
+    from kraftwalk.vocabulary.properties import INVARIANT_NAMES
     from kraftwalk.kernels.layout import BOUND_NAMES, STAT_NAMES
-    from kraftwalk.kernels.transition import FAMILY_NAMES
+    from kraftwalk.vocabulary.families import FAMILY_NAMES
 
     return INVARIANT_NAMES, STAT_NAMES, BOUND_NAMES, FAMILY_NAMES
 
