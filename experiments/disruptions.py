@@ -14,9 +14,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from kraftwalk import rundir
+from kraftwalk.storage import rundir
 from kraftwalk.config import RunConfig
-from kraftwalk.runner import run_swarm
+from kraftwalk.run.runner import run_swarm
 
 STATS = ("disruptions", "elections", "leader_changes", "committed", "max_epoch")
 

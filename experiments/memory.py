@@ -1,6 +1,6 @@
 """Peak memory of long runs: it must stay flat however long a run lasts.
 
-Each run is a fresh process (``kraftwalk.bench``'s child runner) of the default
+Each run is a fresh process (``kraftwalk.run.bench``'s child runner) of the default
 swarm on 2 workers for the given seconds; the figure is the peak RSS of the main
 process and of the largest worker, with the walks it ran.
 
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kraftwalk.bench import _child_run
+from kraftwalk.run.bench import _child_run
 from kraftwalk.config import RunConfig
 
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kraftwalk.elect import run_cell
+from kraftwalk.run.elect import run_cell
 from kraftwalk.elect_config import ElectConfig
-from kraftwalk.output import markdown_table, write_json_atomic, write_text_atomic
+from kraftwalk.storage.output import markdown_table, write_json_atomic, write_text_atomic
 
 # Walks end soon after the election: no observation phase, the crashed node back later.
 SHORT = {"observe_ms": 0.0, "settle_ms": 100.0, "restart_delay_ms": 3000.0}

@@ -1,6 +1,6 @@
 """Nanoseconds per phase of a step (masks, draw, checks, step) for this checkout.
 
-The benchmark's breakdown (kernels/profile.py) on its own, three times over, so two
+The benchmark's breakdown (kernels/drivers/profile.py) on its own, three times over, so two
 checkouts can be compared phase by phase one after the other:
 
     python experiments/phase_costs.py [--repeats 3] [--n 2000000]
@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 
 from kraftwalk.config import RunConfig
-from kraftwalk.kernels.profile import phase_costs
-from kraftwalk.kernels.trace import new_walk
+from kraftwalk.kernels.drivers.profile import phase_costs
+from kraftwalk.kernels.drivers.trace import new_walk
 from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 
 

@@ -10,7 +10,7 @@ who called it). Needs Linux ``perf``.
     python experiments/profile_kernel.py [--seconds 20] [--top 25] [--inline-threshold N]
                                          [--out results/profile-kernel.md]
 
-The entry point inlines the step into three functions (kernels/link_only.py), so perf
+The entry point inlines the step into three functions (kernels/jit/link_only.py), so perf
 sees ``_run_walks``, ``do_action`` and ``deliver_message`` (71%, 15% and 6% of the
 samples). ``--inline-threshold 250`` (LLVM's own
 default) compiles the same kernels with calls left in place, function by function:
@@ -65,12 +65,12 @@ def write_perf_map(dispatchers) -> int:
 
 def child(seconds: float, threshold: int | None) -> None:
     if threshold is not None:
-        from kraftwalk.kernels import link_only
+        from kraftwalk.kernels.jit import link_only
 
         link_only.INLINE_THRESHOLD = threshold  # what an entry point is optimized with
     from kraftwalk.config import RunConfig
     from kraftwalk.kernels.jit import entry
-    from kraftwalk.kernels.walk import _run_walks, run_chunk
+    from kraftwalk.kernels.drivers.walk import _run_walks, run_chunk
     from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 
     cfg = RunConfig()

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from kraftwalk.config import RunConfig
-from kraftwalk.kernels.checkers import INVARIANT_NAMES
-from kraftwalk.kernels.walk import run_chunk
-from kraftwalk.replay import record, shrink_trace
+from kraftwalk.kernels.properties.checkers import INVARIANT_NAMES
+from kraftwalk.kernels.drivers.walk import run_chunk
+from kraftwalk.counterexamples.replay import record, shrink_trace
 from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 
 CASES = {

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from kraftwalk.elect import property_names
-from kraftwalk.kernel_inputs import timed_features, timed_params
+from kraftwalk.run.elect import property_names
+from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
 from kraftwalk.elect_config import ElectConfig
-from kraftwalk.kernels.timed import run_timed_chunk
-from kraftwalk.output import markdown_table, write_text_atomic
-from kraftwalk.timed_replay import shrink_timed_trace, timed_trace, untimed_config
-from kraftwalk.timed_shrink import TimedWalk
+from kraftwalk.kernels.drivers.timed import run_timed_chunk
+from kraftwalk.storage.output import markdown_table, write_text_atomic
+from kraftwalk.counterexamples.timed_replay import shrink_timed_trace, timed_trace, untimed_config
+from kraftwalk.counterexamples.timed_shrink import TimedWalk
 
 VOTERS = 3
 MUTATION = "no-check-quorum"
@@ -50,7 +50,7 @@ def main() -> None:
         ecfg = ElectConfig(voters=(VOTERS,), pre_vote=(True,), scenario="random-faults",
                            mutation=MUTATION, seed=args.seed, timing=timing)
         params = timed_params(VOTERS, ecfg.observers, ecfg.depth)
-        tp, features = ecfg.tp(), timed_features(True, MUTATION)
+        tp, features = timing_params(ecfg), timed_features(True, MUTATION)
         for walk in violating_walks(ecfg, params, tp, features, args.walks_per_case):
             t = time.perf_counter()
             tw = TimedWalk(ecfg.seed, walk, params, tp, features)

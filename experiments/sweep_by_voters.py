@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from kraftwalk.output import markdown_table
+from kraftwalk.storage.output import markdown_table
 
 
 def main() -> None:

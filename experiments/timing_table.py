@@ -1,14 +1,14 @@
 """Write results/timing-parameters.md: every timing parameter of the timed mode with its
 default, the Kafka setting it stands for and what it means, from the one table that
-defines them (kraftwalk.kernels.timing.TIMING), and what each profile changes.
+defines them (kraftwalk.vocabulary.timing.TIMING), and what each profile changes.
 
     python experiments/timing_table.py
 """
 from pathlib import Path
 
 from kraftwalk.elect_config import PROFILE_HELP, PROFILES
-from kraftwalk.kernels.timing import LATENCY_NAMES, SCENARIO_NAMES, TIMING, TP_LATENCY_KIND
-from kraftwalk.output import markdown_table, write_text_atomic
+from kraftwalk.vocabulary.timing import LATENCY_NAMES, SCENARIO_NAMES, TIMING, TP_LATENCY_KIND
+from kraftwalk.storage.output import markdown_table, write_text_atomic
 
 
 def default_text(k, t) -> str:

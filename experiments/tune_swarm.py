@@ -22,16 +22,16 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from kraftwalk.kernels.checkers import (
+from kraftwalk.kernels.properties.checkers import (
     ALL_CHECKS, COMMIT_CURRENT_EPOCH, HIGH_WATERMARK_MONOTONIC, INVARIANT_NAMES,
 )
 from kraftwalk.kernels.features import (
     MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_RESTARTED_LEADER, PRE_VOTE,
 )
-from kraftwalk.kernels.layout import make_params
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.state.layout import make_params
+from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS
 from kraftwalk.kernels.transition import FAMILY_NAMES
-from kraftwalk.kernels.walk import run_chunk
+from kraftwalk.kernels.drivers.walk import run_chunk
 
 DEEP = ALL_CHECKS & ~(1 << COMMIT_CURRENT_EPOCH) & ~(1 << HIGH_WATERMARK_MONOTONIC)
 TARGETS = {

@@ -1,7 +1,7 @@
 """The ``kraftwalk`` command line.
 
 Adding a command: decorate a function with ``@app.command()``, take its
-options from :mod:`kraftwalk.cli_options`, and raise
+options from :mod:`kraftwalk.commands.options`, and raise
 :class:`~kraftwalk.errors.UsageError` for bad values. :class:`KraftwalkGroup`
 turns every usage error (ours and click's) into one stderr line and exit 2.
 """
@@ -33,9 +33,9 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from kraftwalk import __version__
-from kraftwalk import cli_options as opts
+from kraftwalk.commands import options as opts
 from kraftwalk.config import RUNS_DIR, RunConfig, fields_of, make_config
-from kraftwalk.paths import check_output_dir, check_output_file
+from kraftwalk.storage.paths import check_output_dir, check_output_file
 from kraftwalk.errors import RunError, RunStopped, UsageError
 from kraftwalk.vocabulary.properties import TARGET_NAMES
 
@@ -93,8 +93,8 @@ class KraftwalkGroup(TyperGroup):
             _fail_click(err)
 
     def invoke(self, ctx: Any) -> Any:
-        from kraftwalk.kernels.numba_switch import plain_requested
-        from kraftwalk.signals import stop_on_signals
+        from kraftwalk.kernels.jit.numba_switch import plain_requested
+        from kraftwalk.run.signals import stop_on_signals
 
         try:
             plain_requested()  # a bad $KRAFTWALK_PLAIN_NUMBA, before any kernel loads
@@ -443,7 +443,7 @@ def swarm(
             fail("--resume takes the run folder's own config.toml; leave out --config")
         if out is not None and Path(out).resolve() != resume.resolve():
             fail(f"--resume {resume} continues that folder; --out {out} names another")
-        from kraftwalk.resume import resume_config
+        from kraftwalk.run.resume import resume_config
 
         cfg = resume_config(resume, values)
     else:
@@ -454,7 +454,7 @@ def swarm(
             fail(f"--require {name!r} is not a reachability target; known: "
                  f"{', '.join(TARGET_NAMES)}")
     # Imported only now: options are checked before the Numba kernels load.
-    from kraftwalk.runner import run_swarm
+    from kraftwalk.run.runner import run_swarm
 
     try:
         with SwarmProgress(cfg, Console(stderr=True)) as progress:
@@ -479,7 +479,7 @@ def swarm(
 
 def print_sweep_summary(result: Mapping[str, Any], console: Console) -> None:
     """The sweep's totals and its per-cell table (summary.parquet)."""
-    from kraftwalk.sweep import SUMMARY, read_summary
+    from kraftwalk.run.sweep import SUMMARY, read_summary
     from kraftwalk.sweep_spec import value_text
 
     if not result.get("out_dir"):  # stopped before the sweep began
@@ -554,7 +554,7 @@ def sweep(
             fail(f"--resume continues the sweep as it was made; {given[0]} would change its walks")
         if out is not None and out.resolve() != resume.resolve():
             fail(f"--resume {resume} continues that folder; --out {out} names another")
-        from kraftwalk.sweep import resume_spec
+        from kraftwalk.run.sweep import resume_spec
 
         spec = with_base(resume_spec(resume), **free)
         out = resume
@@ -568,13 +568,13 @@ def sweep(
 
             out = Path(RUNS_DIR) / f"sweep-{new_run_id()}"
         check_output_dir(out, "--out")
-        from kraftwalk.paths import check_new_folder
-        from kraftwalk.sweep import NEW_SWEEP
+        from kraftwalk.storage.paths import check_new_folder
+        from kraftwalk.run.sweep import NEW_SWEEP
 
         check_new_folder(out, *NEW_SWEEP)
-    from kraftwalk.backends import check_backend
-    from kraftwalk.sweep import run_sweep
-    from kraftwalk.sweep_progress import SweepProgress
+    from kraftwalk.run.backends import check_backend
+    from kraftwalk.run.sweep import run_sweep
+    from kraftwalk.commands.sweep_progress import SweepProgress
 
     check_backend(spec.cells()[0].config)
     try:
@@ -654,7 +654,7 @@ def hunt(
         make_config(None, mutation=m, snapshots=True, reconfig=True, disk_loss=True)
     for mode in modes:
         make_config(None, weights=mode)
-    from kraftwalk.hunt import hunt as run_hunt, render_markdown, summarize, write_results
+    from kraftwalk.run.hunt import hunt as run_hunt, render_markdown, summarize, write_results
 
     err = Console(stderr=True)
     rows: list[dict] = []
@@ -674,7 +674,7 @@ def hunt(
 
 
 def _print_trace(trace) -> None:
-    from kraftwalk.replay import render
+    from kraftwalk.counterexamples.replay import render
 
     console = Console(highlight=False)
     for style, line in render(trace):  # one line each, never wrapped inside a tuple
@@ -698,8 +698,8 @@ CellPreVoteOpt = Annotated[Optional[str], typer.Option(
 
 
 def _trace_for(run_dir, walk, voters=None, pre_vote=None):
-    from kraftwalk.replay import check_against_run, load_run, pick_walk, record
-    from kraftwalk.timed_replay import is_elect_folder, record_timed
+    from kraftwalk.counterexamples.replay import check_against_run, load_run, pick_walk, record
+    from kraftwalk.counterexamples.timed_replay import is_elect_folder, record_timed
 
     if run_dir is None:
         fail("give the run folder to replay (RUN_DIR)")
@@ -750,19 +750,19 @@ def replay(
             fail("--witness picks its own walk and steps; leave out --walk and --shrink")
         if run_dir is None:
             fail("give the run folder to replay (RUN_DIR)")
-        from kraftwalk.replay import witness_trace
+        from kraftwalk.counterexamples.replay import witness_trace
 
         trace = witness_trace(run_dir, witness)
     else:
         trace = _trace_for(run_dir, walk, voters, pre_vote)
     if shrink:
         _check_shrinkable(trace)
-        from kraftwalk.replay import shrink_trace
+        from kraftwalk.counterexamples.replay import shrink_trace
 
         trace = shrink_trace(trace)
     _print_trace(trace)
     if itf is not None:
-        from kraftwalk.itf import write_itf
+        from kraftwalk.counterexamples.itf import write_itf
 
         write_itf(trace, itf)
         Console(stderr=True).print(f"written: {itf}")
@@ -787,7 +787,7 @@ def shrink_cmd(
         check_output_file(itf, "--itf")
     trace = _trace_for(run_dir, walk, voters, pre_vote)
     _check_shrinkable(trace)
-    from kraftwalk.replay import shrink_trace
+    from kraftwalk.counterexamples.replay import shrink_trace
 
     small = shrink_trace(trace)
     head = f"walk {trace.walk}: {trace.violation['invariant']} after {len(trace.actions)} steps"
@@ -801,7 +801,7 @@ def shrink_cmd(
     if not quiet:
         _print_trace(small)
     if itf is not None:
-        from kraftwalk.itf import write_itf
+        from kraftwalk.counterexamples.itf import write_itf
 
         write_itf(small, itf)
         Console(stderr=True).print(f"written: {itf}")
@@ -818,11 +818,11 @@ def plot(
     if run_dir is None:
         fail("give the run folder to plot (RUN_DIR)")
     check_output_file(out or Path(run_dir) / "walks.png", "--out")
-    from kraftwalk import rundir
+    from kraftwalk.storage import rundir
 
     if not any(rundir.has_dataset(run_dir, d) for d in (rundir.WALKS, rundir.HISTOGRAM)):
         fail(f"{run_dir} is not a run folder: it has no walks or walks_histogram dataset")
-    from kraftwalk.plots import plot_run
+    from kraftwalk.storage.plots import plot_run
 
     Console().print(f"written: {plot_run(run_dir, out)}")
 
@@ -844,13 +844,13 @@ def report(
     if not folder.is_dir():
         fail(f"{folder} is not a folder: give a run or sweep folder")
     check_output_dir(out or folder / "report", "--out")
-    from kraftwalk.report import write_report
+    from kraftwalk.commands.report_page import write_report
 
     Console().print(f"written: {write_report(folder, out)}")
 
 
 def _timing_help() -> str:
-    from kraftwalk.kernels.timing import TIMING
+    from kraftwalk.vocabulary.timing import TIMING
 
     return "; ".join(t.name for t in TIMING.values() if t.name != "scenario")
 
@@ -903,7 +903,7 @@ def elect(
     Parquet, a summary and a CDF plot."""
     from kraftwalk.config import new_run_id
     from kraftwalk.elect_config import make_elect_config, parse_timing, pre_vote_values
-    from kraftwalk.paths import make_new_folder
+    from kraftwalk.storage.paths import make_new_folder
 
     cfg = make_elect_config(
         config, voters=tuple(voters or ()), pre_vote=pre_vote_values(pre_vote or []),
@@ -911,7 +911,7 @@ def elect(
         seed=seed, workers=workers, observers=observers, mutation=mutation,
         walk_stats=walk_stats)
     folder = make_new_folder(out or Path(RUNS_DIR) / f"elect-{new_run_id()}", "folder")
-    from kraftwalk.elect import render_markdown, run as run_elect
+    from kraftwalk.run.elect import render_markdown, run as run_elect
 
     n_workers = cfg.effective_workers
     total = cfg.walks * len(cfg.cells())
@@ -990,11 +990,11 @@ def bench(
                       seed=seed, weights=weights, pre_vote=pre_vote, snapshots=snapshots,
                       reconfig=reconfig, disk_loss=disk_loss, mutation=mutation)
     check_output_dir(report or Path("results"), "--out")
-    from kraftwalk.bench import measure, render_markdown, write_report
+    from kraftwalk.run.bench import measure, render_markdown, write_report
 
     err = Console(stderr=True)
     if timed_only:
-        from kraftwalk.bench import measure_timed, render_timed_markdown
+        from kraftwalk.run.bench import measure_timed, render_timed_markdown
 
         res = measure_timed(cfg, seconds, log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
         j, md = write_report(res, report or Path("results"), "bench-timed", render_timed_markdown)

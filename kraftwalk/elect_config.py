@@ -1,7 +1,7 @@
 """Settings of a timed run (``kraftwalk elect``): profiles, timing overrides, TOML.
 
 Precedence is CLI > TOML file > profile > Kafka's defaults. Every timing parameter
-is named and documented once, in :data:`kraftwalk.kernels.timing.TIMING`; this
+is named and documented once, in :data:`kraftwalk.vocabulary.timing.TIMING`; this
 module only validates values and says which profile changes what.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from kraftwalk.config import effective_workers
 from kraftwalk.errors import UsageError
-from kraftwalk.kernels.timing import (
+from kraftwalk.vocabulary.timing import (
     LATENCY_NAMES, MAX_TIME_MS, SCENARIO_NAMES, TIMING, TIMING_BY_NAME, TP_LATENCY_KIND,
 )
 from kraftwalk.vocabulary.mutations import MUTATION_NAMES
@@ -165,14 +165,6 @@ class ElectConfig:
         out.update(PROFILES[self.profile])
         out.update(self.timing)
         return out
-
-    def tp(self):
-        """The kernels' timing array (microseconds)."""
-        from kraftwalk.kernels.timing import timing_array
-
-        numeric = {k: float(SCENARIO_NAMES.index(v)) if k == "scenario" else timing_value(k, v)
-                   for k, v in self.timing_ms().items()}
-        return timing_array(numeric)
 
     @property
     def effective_workers(self) -> int:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from kraftwalk.config import RunConfig
+from kraftwalk.elect_config import ElectConfig, timing_value
 from kraftwalk.vocabulary.features import feature_mask
+from kraftwalk.vocabulary.timing import SCENARIO_NAMES, TIMING, TIMING_BY_NAME, TP_WIDTH
 
 # Kernel bounds of a timed walk: enough log and message room for any scenario's length.
 LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS = 256, 32, 1000, 8
@@ -24,7 +26,7 @@ def features_for(cfg: RunConfig) -> int:
 
 
 def params_for(cfg: RunConfig) -> np.ndarray:
-    from kraftwalk.kernels.layout import make_params
+    from kraftwalk.kernels.state.layout import make_params
 
     return make_params(cfg.voters, cfg.observers, cfg.log_capacity, cfg.msg_slots,
                        cfg.max_epoch, cfg.max_records, cfg.depth, cfg.snapshots)
@@ -34,7 +36,7 @@ def base_weights(mode: str) -> np.ndarray:
     """Family weights of a weights mode: the tuned defaults (the centre of the swarm's
     draws, and the ``fixed`` mode) or all equal (``uniform``). A feature's families
     weigh 0 here; :func:`walk_weights` weighs them when their feature is on."""
-    from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+    from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS
     from kraftwalk.vocabulary.families import N_BASE_FAMILIES
 
     if mode != "uniform":
@@ -48,7 +50,7 @@ def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
     """(family weights, swarm?) of a run: its weights mode's, with the fault weights it
     sets (--crash-weight, --partition-weight, ...) in place of the mode's."""
     from kraftwalk.config import FAULT_WEIGHTS
-    from kraftwalk.kernels.swarm import with_feature_weights
+    from kraftwalk.kernels.choosers.swarm import with_feature_weights
     from kraftwalk.vocabulary.families import FAMILY_ID, FEATURE_WEIGHTS
 
     on = [name for name in FEATURE_WEIGHTS if getattr(cfg, name)]  # features with families
@@ -66,7 +68,29 @@ def timed_features(pre_vote: bool, mutation: str) -> int:
     return feature_mask(pre_vote=pre_vote, mutation=mutation, liveness=True)
 
 
+def timing_params(ecfg: ElectConfig) -> np.ndarray:
+    """The timed kernels' ``tp`` array of a timed run's settings (microseconds)."""
+    numeric = {k: float(SCENARIO_NAMES.index(v)) if k == "scenario" else timing_value(k, v)
+               for k, v in ecfg.timing_ms().items()}
+    return timing_array(numeric)
+
+
+def timing_array(overrides=None) -> np.ndarray:
+    """The timed kernels' ``tp`` array: every timing parameter's default
+    (kraftwalk.vocabulary.timing), with ``overrides`` (name -> value in TIMING's units);
+    the kernels work in microseconds, so every *_ms entry is converted."""
+    tp = np.zeros(TP_WIDTH, dtype=np.float64)
+    for k, t in TIMING.items():
+        tp[k] = t.default
+    for name, value in (overrides or {}).items():
+        tp[TIMING_BY_NAME[name]] = float(value)
+    for k, t in TIMING.items():
+        if t.name.endswith("_ms"):
+            tp[k] *= 1000.0
+    return tp
+
+
 def timed_params(voters: int, observers: int, depth: int) -> np.ndarray:
-    from kraftwalk.kernels.layout import make_params
+    from kraftwalk.kernels.state.layout import make_params
 
     return make_params(voters, observers, LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS, depth)

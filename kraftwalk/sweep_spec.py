@@ -13,7 +13,7 @@
     pre_vote = [true, false]
 
 Each cell is a swarm run whose datasets live in the sweep's hive partition
-``voters=3/pre_vote=true`` (:mod:`kraftwalk.sweep`). Every cell's config is checked
+``voters=3/pre_vote=true`` (:mod:`kraftwalk.run.sweep`). Every cell's config is checked
 before any cell runs; an error names the file and the key or cell.
 """
 from __future__ import annotations

@@ -278,7 +278,7 @@ def test_every_option_has_a_group_and_only_execution_is_free_on_resume() -> None
     import dataclasses
 
     from kraftwalk.config import GROUPS, WALK_GROUPS, fields_of
-    from kraftwalk.resume import FREE_ON_RESUME
+    from kraftwalk.run.resume import FREE_ON_RESUME
 
     names = [f.name for f in dataclasses.fields(RunConfig)]
     assert sorted(fields_of(*GROUPS)) == sorted(names)

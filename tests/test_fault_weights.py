@@ -6,15 +6,15 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from kraftwalk import rundir
+from kraftwalk.storage import rundir
 from kraftwalk.kernel_inputs import base_weights, walk_weights
-from kraftwalk.cli_options import TUNED_WEIGHTS_HELP
+from kraftwalk.commands.options import TUNED_WEIGHTS_HELP
 from kraftwalk.config import FAULT_WEIGHTS, RunConfig
 from kraftwalk.errors import UsageError
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS
 from kraftwalk.kernels.transition import FAMILY_NAMES
-from kraftwalk.replay import load_run, record
-from kraftwalk.runner import run_swarm
+from kraftwalk.counterexamples.replay import load_run, record
+from kraftwalk.run.runner import run_swarm
 
 
 def test_unset_fault_weights_keep_the_mode_weights():
@@ -33,7 +33,7 @@ def test_fault_weights_replace_their_family_only():
 
 
 def test_the_help_states_the_tuned_weights():
-    from kraftwalk.kernels.swarm import FEATURE_WEIGHTS
+    from kraftwalk.kernels.choosers.swarm import FEATURE_WEIGHTS
     from kraftwalk.kernels.transition import N_BASE_FAMILIES
 
     for name, w in zip(FAMILY_NAMES[:N_BASE_FAMILIES], DEFAULT_WEIGHTS):

@@ -10,7 +10,7 @@ that role; the rest is ``None``. Sets are shown as sorted tuples, ids as ints wi
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.layout import CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED
+from kraftwalk.kernels.state.layout import CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED
 
 NODE_FIELDS = (
     "up", "role", "epoch", "voted_id", "leader_id", "log", "flushed_end", "hw", "granted",

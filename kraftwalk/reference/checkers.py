@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from kraftwalk.kernels.checkers import (
+from kraftwalk.kernels.properties.checkers import (
     AT_MOST_ONE_UNCOMMITTED_VOTER_SET, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC,
     HIGH_WATERMARK_MONOTONIC, HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY,
     LEADER_COMPLETENESS, LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING,
@@ -41,7 +41,7 @@ from kraftwalk.kernels.checkers import (
     VOTE_UNIQUENESS,
 )
 from kraftwalk.kernels.features import DISK_LOSS, RECONFIG, SNAPSHOTS
-from kraftwalk.kernels.layout import LEADER, RESIGNED
+from kraftwalk.kernels.state.layout import LEADER, RESIGNED
 
 from .voters import (
     is_voter, is_voters_record, majorities_intersect, majority_of, voter_keys, voters,

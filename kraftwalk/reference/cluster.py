@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from kraftwalk.kernels.checkers import INVARIANT_NAMES
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.properties.checkers import INVARIANT_NAMES
+from kraftwalk.kernels.state.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, BOUND_NONE, CANDIDATE,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
     FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, STAT_NAMES, UNATTACHED, VOTE_REQUEST,
@@ -368,7 +368,7 @@ class ReferenceCluster:
             stats=stats, committed=self.history.committed)
 
     def describe(self) -> str:
-        from kraftwalk.kernels.layout import ROLE_NAMES
+        from kraftwalk.kernels.state.layout import ROLE_NAMES
         parts = []
         for node in self.nodes:
             role = ROLE_NAMES[node.role] if node.up else "down"

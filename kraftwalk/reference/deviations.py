@@ -36,7 +36,7 @@ DEVIATIONS: dict[str, Deviation] = {}
 RESOLVED: tuple[Deviation, ...] = (
     Deviation(
         "restart_candidate_keeps_leader",
-        "kernels/faults.py:64 (restart_node, `VOTED_ID == i` branch)",
+        "kernels/transition/faults.py:64 (restart_node, `VOTED_ID == i` branch)",
         "a node that restarts as Candidate (it had voted for itself in its epoch, then "
         "learnt the leader L) keeps leader id L",
         "QuorumState.initialize builds a CandidateState, whose election() is "
@@ -48,7 +48,7 @@ RESOLVED: tuple[Deviation, ...] = (
     ),
     Deviation(
         "prospective_refollows_known_leader",
-        "kernels/quorum_state.py:186 (maybe_transition, "
+        "kernels/protocol/quorum_state.py:186 (maybe_transition, "
         "`LEADER_ID == leader and role != FOLLOWER`)",
         "a Prospective that knows leader L (it came from Follower of L) became Follower of L "
         "again on a same-epoch BeginQuorumEpoch / EndQuorumEpoch naming L",
@@ -59,7 +59,7 @@ RESOLVED: tuple[Deviation, ...] = (
     ),
     Deviation(
         "no_observer_switch_to_leader",
-        "kernels/replication.py:65-67 (handle_fetch_response) with quorum_state.py:201",
+        "kernels/protocol/replication.py:65-67 (handle_fetch_response) with quorum_state.py:201",
         "an Unattached observer that still knows leader L (after its fetch timeout) ignored a "
         "successful FetchResponse from L: no re-follow, records and HW dropped",
         "handleFetchResponse first runs maybeSwitchObserverFetchToLeader: same epoch, "
@@ -69,7 +69,7 @@ RESOLVED: tuple[Deviation, ...] = (
     ),
     Deviation(
         "no_single_voter_restart_election",
-        "kernels/faults.py:71 (restart_node)",
+        "kernels/transition/faults.py:71 (restart_node)",
         "a lone voter restarted Unattached / Resigned / Candidate and waited for a timeout",
         "KafkaRaftClient.initialize: the only voter, Unattached/Follower/Resigned, calls "
         "transitionToProspective (short-circuits to Candidate at epoch + 1, then Leader); a "
@@ -78,7 +78,7 @@ RESOLVED: tuple[Deviation, ...] = (
     ),
     Deviation(
         "empty_leader_log_diverging_epoch",
-        "kernels/replication.py:149 (handle_fetch_request)",
+        "kernels/protocol/replication.py:149 (handle_fetch_request)",
         "a leader with an EMPTY log (reachable only with MUT_RESTARTED_LEADER) answered a "
         "Fetch at offset > 0 with divergingEpoch (lastFetchedEpoch, 0)",
         "KafkaRaftLog.endOffsetForEpoch on an empty epoch cache is (LEO, lastFetchedEpoch) "
@@ -87,7 +87,7 @@ RESOLVED: tuple[Deviation, ...] = (
     ),
     Deviation(
         "isolate_isolated_node_counts_as_change",
-        "kernels/faults.py:89-94 (change_partition kind 0)",
+        "kernels/transition/faults.py:89-94 (change_partition kind 0)",
         "isolating a node that was already isolated counted as a change (a step), although "
         "the docstring says False when nothing would change (a scheduler convention)",
         "(not protocol) the action should count as not enabled",
@@ -95,7 +95,7 @@ RESOLVED: tuple[Deviation, ...] = (
     ),
     Deviation(
         "vote_uniqueness_step_off_by_one",
-        "kernels/checkers.py report via record_vote_granted (election.py handle_vote_request)",
+        "kernels/properties/checkers.py report via record_vote_granted (election.py handle_vote_request)",
         "a second vote caught by the vote handler was numbered with the step count before the "
         "step (one less than the same violation found by the after-step checks)",
         "(reporting convention) number it as the step that caused it",
@@ -105,7 +105,7 @@ RESOLVED: tuple[Deviation, ...] = (
     # had it: the reference was written to the same reading of Kafka).
     Deviation(
         "restart_follower_that_voted_for_itself",
-        "kernels/faults.py (restart_node, `VOTED_ID == i` branch)",
+        "kernels/transition/faults.py (restart_node, `VOTED_ID == i` branch)",
         "a Candidate that went on to follow the winner of its epoch kept its own vote, and a "
         "restart made it Candidate of that epoch again; with itself the only voter it then "
         "led an epoch that already had a leader (ElectionSafety)",

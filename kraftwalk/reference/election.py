@@ -8,7 +8,7 @@ becomes Candidate directly.
 from __future__ import annotations
 
 from kraftwalk.kernels.features import DISK_LOSS, MUT_DOUBLE_VOTE, PRE_VOTE
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     BOUND_EPOCH, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_INVALID_VOTER_KEY, ERR_NONE, FOLLOWER,
     LEADER, PROSPECTIVE, RESIGNED, UNATTACHED, VOTE_REQUEST, VOTE_RESPONSE,
 )

@@ -8,12 +8,12 @@ out earlier actions. The action applies to ``slot`` if the message there has the
 fingerprint, else to the first message that has it; it is disabled if none has.
 
 Reproducing the key needs the kernel's row of each message (packed as the
-message table, kernels/messages.py, says) and SplitMix64's finaliser, spelled
+message table, kraftwalk/vocabulary/messages.py, says) and SplitMix64's finaliser, spelled
 out here in plain Python.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.messages import F_CORR, FINGERPRINT_WIDTH, pack
+from kraftwalk.vocabulary.messages import F_CORR, FINGERPRINT_WIDTH, pack
 
 MASK64 = (1 << 64) - 1
 MASK32 = (1 << 32) - 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_RESTARTED_LEADER, MUT_WIPED_SAME_ID, PRE_VOTE, SNAPSHOTS,
 )
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     CANDIDATE, FOLLOWER, LEADER, MAX_DIR, RESIGNED, UNATTACHED,
 )
 

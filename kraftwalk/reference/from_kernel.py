@@ -1,11 +1,11 @@
 """Read a kernel ``Walk`` (its NumPy arrays) into the canonical snapshot of :mod:`.canonical`.
 
-Only the layout constants of ``kraftwalk.kernels.layout`` and the message table are used;
+Only the layout constants of ``kraftwalk.kernels.state.layout`` and the message table are used;
 no kernel code runs.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     ACKED_MASK, CM_EPOCH, CM_VALUE, C_NEXT_CORR, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH,
     EPOCH_START, FETCHED_MASK, FLUSHED_END, FOLLOWER, GRANTED, G_COMMIT_LEN, HAS_FETCHED, HW,
     INFLIGHT, LEADER_ID, LINKS, LOG_END, N_MSGS, PREFERRED, P_NODES, REJECTED, REPLICA_END, ROLE,
@@ -13,7 +13,7 @@ from kraftwalk.kernels.layout import (
     SNAP_EPOCH, START_EPOCH, VOTER_COUNT, VOTERS, VOTERS_AT, DIR, DIR_BITS, MAX_DIR,
     REPLICA_DIR, SELF_VOTER, VOTED_DIR, VOTER_DIRS,
 )
-from kraftwalk.kernels.messages import unpack
+from kraftwalk.vocabulary.messages import unpack
 
 from . import canonical
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     P_DEPTH, P_LOG_CAP, P_MAX_EPOCH, P_MAX_RECORDS, P_MSG_SLOTS, P_OBSERVERS, P_VOTERS,
 )
 

@@ -3,7 +3,7 @@ hands over), after KafkaRaftClient's handlers."""
 from __future__ import annotations
 
 from kraftwalk.kernels.features import DISK_LOSS
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, END_QUORUM_EPOCH_REQUEST,
     END_QUORUM_EPOCH_RESPONSE, ERR_FENCED_LEADER_EPOCH, ERR_INVALID_VOTER_KEY, ERR_NONE,
     FOLLOWER, LEADER, RESIGNED,

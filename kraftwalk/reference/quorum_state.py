@@ -7,7 +7,7 @@ over (``state.highWatermark()``) except into Leader, which starts without one.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     BOUND_EPOCH, BOUND_LOG, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_INVALID_VOTER_KEY, ERR_NONE,
     ERR_NOT_LEADER_OR_FOLLOWER,
     ERR_UNKNOWN_LEADER_EPOCH, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, UNATTACHED,

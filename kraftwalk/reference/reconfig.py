@@ -1,5 +1,5 @@
 """Voter changes (KIP-853), after Kafka's AddVoterHandler and RemoveVoterHandler, written
-from Kafka independently of the kernel (kernels/reconfig.py).
+from Kafka independently of the kernel (kernels/protocol/reconfig.py).
 
 A leader accepts an AddVoter or RemoveVoter only once its high watermark is known
 (it has committed an entry of its own epoch, which fences the uncommitted changes of
@@ -25,7 +25,7 @@ from __future__ import annotations
 from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_RECONFIG_BEFORE_COMMIT, MUT_TWO_PENDING_CHANGES, RECONFIG,
 )
-from kraftwalk.kernels.layout import LEADER
+from kraftwalk.kernels.state.layout import LEADER
 
 from .log import append
 from .voters import latest_voters_record, voters, voters_record_value

@@ -11,7 +11,7 @@ from __future__ import annotations
 from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, RECONFIG, SNAPSHOTS,
 )
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER, UNATTACHED,
 )
 

@@ -1,5 +1,5 @@
 """Snapshots (KIP-630), after KafkaRaftClient and KafkaMetadataLog, written from Kafka
-independently of the kernel (kernels/snapshots.py).
+independently of the kernel (kernels/protocol/snapshots.py).
 
 A node's latest snapshot id ``(end offset, epoch)`` is ``node.latest`` ((0, 0): none),
 its earliest is ``(node.log_start, node.start_epoch)`` (the log starts there), and
@@ -14,7 +14,7 @@ from __future__ import annotations
 from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS,
 )
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     ERR_NONE, ERR_SNAPSHOT_NOT_FOUND, FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FOLLOWER,
 )
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, make_dataclass
 from typing import Optional
 
-from kraftwalk.kernels import messages
-from kraftwalk.kernels.layout import UNATTACHED
+from kraftwalk.vocabulary import messages
+from kraftwalk.kernels.state.layout import UNATTACHED
 
 Entry = tuple  # (epoch, value)
 
@@ -34,7 +34,7 @@ Message = make_dataclass(
     frozen=True,
     namespace={
         "__doc__": "One in-flight request or response: the header, then every payload "
-                   "attribute of the message table (kernels/messages.py) with its default; "
+                   "attribute of the message table (kraftwalk/vocabulary/messages.py) with its default; "
                    "only the fields of its type matter.",
         "__module__": __name__,
         "canonical": _canonical,

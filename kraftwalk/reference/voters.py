@@ -1,4 +1,4 @@
-"""Who votes, in a node's view: the reference model's twin of ``kernels/voters.py``.
+"""Who votes, in a node's view: the reference model's twin of ``kernels/state/voters.py``.
 
 Every rule that counts votes, acknowledgements or voters asks here. A node's view is
 the latest VotersRecord in its log, committed or not (KIP-853: a voter set takes
@@ -17,7 +17,7 @@ removes the old key and adds the new one.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     ADDED_DIR_SHIFT, MAX_DIR, SERIAL_MASK, VOTERS_MASK, VOTERS_SHIFT, VOTERS_TAG,
 )
 

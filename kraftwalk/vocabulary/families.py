@@ -1,7 +1,7 @@
 """Every action family of the transition relation, declared once.
 
-A family is a kind of action the swarm chooser draws (kernels/swarm.py) and the
-transition relation applies (kernels/transition.py). Its position here is its id in
+A family is a kind of action the swarm chooser draws (kernels/choosers/swarm.py) and the
+transition relation applies (kernels/transition/__init__.py). Its position here is its id in
 the kernels (FAM_*), in the walk's weights and in every family column of the run
 files; the families every walk has come first, then each feature's, in the order
 the kernels' ``n_families`` cuts them off (snapshots, then voter changes, then disk

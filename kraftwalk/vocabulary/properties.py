@@ -4,7 +4,7 @@ declare theirs:
 - ``always``: the safety invariants, checked after every step; a walk that breaks
   one is a violation. Their order is the kernels' ids (checkers.py) and the bits of
   the check mask (features.py), so a new one goes at the end.
-- ``eventually``: the liveness properties of timed walks (kernels/liveness.py); their
+- ``eventually``: the liveness properties of timed walks (kernels/properties/liveness.py); their
   ids follow the invariants'.
 - ``sometimes``: the reachability targets; a run that finds no violation is worth
   what it reached (coverage). Their order is the kernels' target ids (layout.py).

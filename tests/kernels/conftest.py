@@ -15,23 +15,23 @@ import sys
 
 import pytest
 
-from kraftwalk.kernels import checkers
-from kraftwalk.kernels.checkers import ALL_CHECKS, INVARIANT_NAMES
+from kraftwalk.kernels.properties import checkers
+from kraftwalk.kernels.properties.checkers import ALL_CHECKS, INVARIANT_NAMES
 from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_NO_CHECK_QUORUM, MUT_RESTARTED_LEADER,
     MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
 )
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, DIRTY_FROM, ENTRY_EPOCH,
     ENTRY_VALUE, EPOCH, FETCH_REQUEST, FETCH_RESPONSE, FLUSHED_END, FOLLOWER, F_DST, F_SRC,
     F_TYPE, LEADER, LOG_END, MSG_NAMES, N_MSGS, PROSPECTIVE, ROLE, ROLE_NAMES, V_EPOCH,
     V_INVARIANT, V_NODE_A, V_NODE_B, V_OFFSET, VOTE_REQUEST, VOTE_RESPONSE, make_params,
 )
-from kraftwalk.kernels.log import append_entry, truncate_to
+from kraftwalk.kernels.state.log import append_entry, truncate_to
 from kraftwalk.kernels.transition import (
     FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE, FAM_SEND, FAM_TIMEOUT
 )
-from kraftwalk.kernels.trace import apply_and_check, new_walk
+from kraftwalk.kernels.drivers.trace import apply_and_check, new_walk
 
 try:  # message actions name their message by a content fingerprint in b (newer kernels)
     from kraftwalk.kernels.transition import message_fingerprint as _fingerprint
@@ -82,7 +82,7 @@ def name_of(inv):
 
 def voters_record(mask, serial=0):
     """The value of a VotersRecord naming the voter set ``mask`` (layout: VOTERS_TAG)."""
-    from kraftwalk.kernels.layout import SERIAL_MASK, VOTERS_SHIFT, VOTERS_TAG
+    from kraftwalk.kernels.state.layout import SERIAL_MASK, VOTERS_SHIFT, VOTERS_TAG
     return -(VOTERS_TAG | (mask << VOTERS_SHIFT) | (serial & SERIAL_MASK))
 
 
@@ -99,7 +99,7 @@ def craft(w, i, role=None, epoch=None, voted=None, leader=None, hw=None, log=Non
           flushed=None, **fields):
     """Edit node i's fields by hand (``fields``: other node rows by name, e.g.
     EPOCH_START=2). ``log`` replaces its log (see set_log)."""
-    from kraftwalk.kernels import layout
+    from kraftwalk.kernels.state import layout
     for row, value in ((ROLE, role), (EPOCH, epoch), (layout.VOTED_ID, voted),
                        (layout.LEADER_ID, leader), (layout.HW, hw)):
         if value is not None:

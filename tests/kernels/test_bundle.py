@@ -8,9 +8,9 @@ import pytest
 from numba import typeof
 
 from kraftwalk.kernels import jit
-from kraftwalk.kernels.bundle import BundleType, bundle
+from kraftwalk.kernels.jit.bundle import BundleType, bundle
 from kraftwalk.kernels.jit import entry, kernel
-from kraftwalk.kernels.layout import Walk, alloc_walk, make_params
+from kraftwalk.kernels.state.layout import Walk, alloc_walk, make_params
 from kraftwalk.kernels.transition import N_FAMILIES
 
 pytestmark = pytest.mark.skipif(jit.MODE != "hooks", reason="plain Numba passes namedtuples")

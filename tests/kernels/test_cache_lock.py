@@ -1,5 +1,5 @@
 """Two processes saving different variants of one kernel into one Numba cache at
-once (kraftwalk.precompile compiles feature masks side by side) must both land:
+once (kraftwalk.run.precompile compiles feature masks side by side) must both land:
 unlocked, both read the same index, pick the same data-file number, and one entry
 is lost or points at the other's code. The lock is the kernels' own: Numba's cache
 class, and other Numba code's cache, stay as Numba ships them."""

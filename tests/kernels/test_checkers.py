@@ -13,7 +13,7 @@ import pytest
 from conftest import (
     F, check, clean, copy_walk, craft, fresh, log_of, name_of, settle, voters_record,
 )
-from kraftwalk.kernels.checkers import (
+from kraftwalk.kernels.properties.checkers import (
     ALL_CHECKS, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC,
     HIGH_WATERMARK_MONOTONIC, HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY,
     LEADER_COMPLETENESS, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK, N_INVARIANTS,
@@ -22,11 +22,11 @@ from kraftwalk.kernels.checkers import (
     QUORUM_OVERLAP,
 )
 from kraftwalk.kernels.features import RECONFIG, SNAPSHOTS
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     CM_BY, CM_EPOCH, CM_VALUE, COMMIT_HASH, FOLLOWER, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
     G_LEADER_HW_EPOCH, G_REACH, LEADER, LOG_HASH, RESIGNED, S_COMMITTED,
 )
-from kraftwalk.kernels.log import append_entry, truncate_to
+from kraftwalk.kernels.state.log import append_entry, truncate_to
 
 L3 = [(1, -101), (1, 102), (1, 103)]
 # Every check, the snapshot and voter-change invariants included (they run only with

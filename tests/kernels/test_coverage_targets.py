@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from conftest import F, F_DISK_LOSS, F_SNAPSHOTS
-from kraftwalk.kernels.layout import REACHED, TARGET_NAMES, make_params
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
+from kraftwalk.kernels.state.layout import REACHED, TARGET_NAMES, make_params
+from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS, with_feature_weights
 from kraftwalk.kernels.transition import FAMILY_NAMES, N_FAMILIES
-from kraftwalk.kernels.trace import record_walk, replay_actions
-from kraftwalk.kernels.walk import run_chunk_covered
+from kraftwalk.kernels.drivers.trace import record_walk, replay_actions
+from kraftwalk.kernels.drivers.walk import run_chunk_covered
 
 SEED = 5
 SNAPSHOT_WEIGHTS = with_feature_weights(DEFAULT_WEIGHTS, ["snapshots"])
@@ -46,7 +46,7 @@ def test_every_target_is_reached(runs):
 
 def test_counts_add_up_to_the_steps(runs):
     stats, _, _, _, counts = runs["default"]
-    from kraftwalk.kernels.layout import S_STEPS, STATS_BASE
+    from kraftwalk.kernels.state.layout import S_STEPS, STATS_BASE
 
     assert (counts[:, :N_FAMILIES].sum(axis=1) == stats[:, S_STEPS - STATS_BASE]).all()
     assert counts[:, FAMILY_NAMES.index("deliver")].sum() >= counts[:, N_FAMILIES:].sum() > 0

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 
 from conftest import F, F_DOUBLE_VOTE
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     BOUND_STUCK, RNG, S_BOUND_HIT, S_DISABLED, S_STEPS, STATS_BASE, V_INVARIANT, VIOL_BASE,
     make_params,
 )
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS
 from kraftwalk.kernels.transition import N_FAMILIES
-from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
-from kraftwalk.kernels.walk import run_chunk
+from kraftwalk.kernels.drivers.trace import apply_and_check, new_walk, record_walk
+from kraftwalk.kernels.drivers.walk import run_chunk
 
 PARAMS = make_params(3, 1, 32, 16, 60, 4, 300)
 SEED = 987654321

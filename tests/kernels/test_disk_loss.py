@@ -1,4 +1,4 @@
-"""Disk loss with directory ids (KIP-853; kernels/faults.lose_disk, kernels/voters.py): a
+"""Disk loss with directory ids (KIP-853; kernels/faults.lose_disk, kernels/state/voters.py): a
 node that lost its disk starts empty under a new directory id, and nothing it does counts
 as the voter its old key names: Vote and BeginQuorumEpoch name the receiver's key, Fetch
 carries the fetcher's, the leader's HW counts a voter's state only under its key. It comes
@@ -11,8 +11,8 @@ from conftest import (
     F_DISK_LOSS, F_RECONFIG, F_WIPED_SAME_ID, act, cluster_with_leader, deliver, fetch_round,
     msg, name_of, send, timeout, violation, vote_round,
 )
-from kraftwalk.kernels.checkers import LEADER_COMPLETENESS
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.properties.checkers import LEADER_COMPLETENESS
+from kraftwalk.kernels.state.layout import (
     DIR, EPOCH, ERR_INVALID_VOTER_KEY, F_ERROR, F_GRANTED, HW,
     LEADER, LOG_END, MAX_DIR, REACHED, REJECTED, REPLICA_DIR, REPLICA_END, ROLE, SELF_VOTER,
     S_DISK_LOSSES, T_DISK_LOST, T_WIPED_VOTER_READDED, UNATTACHED, UP, VOTE_REQUEST,

@@ -1,4 +1,4 @@
-"""Elections (kernels/election.py, quorum_state.py) driven by explicit actions.
+"""Elections (kernels/protocol/election.py, quorum_state.py) driven by explicit actions.
 
 Rules from KafkaRaftClient / QuorumState / EpochState.canGrantVote (Kafka 4.0, KIP-996):
 see /work/shared/reference/protocol-notes.md and Kafka's raft/ sources.
@@ -9,8 +9,8 @@ from conftest import (
     F, F_DOUBLE_VOTE, F_NOPV, act, cluster_with_leader, copy_walk, craft, deliver, duplicate,
     elect, fetch_round, fresh, log_of, msg, msgs, send, settle, timeout, violation, vote_round,
 )
-from kraftwalk.kernels.checkers import VOTE_UNIQUENESS
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.properties.checkers import VOTE_UNIQUENESS
+from kraftwalk.kernels.state.layout import (
     CANDIDATE, EPOCH, EPOCH_START, ERR_FENCED_LEADER_EPOCH, ERR_NONE, FLUSHED_END, FOLLOWER,
     F_CORR, F_EPOCH, F_ERROR, F_GRANTED, F_LAST_EPOCH, F_LAST_OFFSET, F_LEADER, F_PRE_VOTE,
     GRANTED, G_VOTE, HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, N_MSGS, PROSPECTIVE,

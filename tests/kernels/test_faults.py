@@ -1,4 +1,4 @@
-"""Crash, restart, partitions, lost / duplicated messages (kernels/faults.py, network.py).
+"""Crash, restart, partitions, lost / duplicated messages (kernels/transition/faults.py, network.py).
 
 Restart follows Kafka's QuorumState.initialize: only the epoch, the
 vote, the leader id and the flushed log survive a crash.
@@ -9,8 +9,8 @@ from conftest import (
     F, F_NOPV, F_RESTARTED_LEADER, act, cluster_with_leader, craft, deliver, duplicate, elect,
     fetch_round, flush, fresh, log_of, lose, msgs, send, settle, timeout, violation, vote_round,
 )
-from kraftwalk.kernels.checkers import LEADER_APPEND_ONLY
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.properties.checkers import LEADER_APPEND_ONLY
+from kraftwalk.kernels.state.layout import (
     ACKED_MASK, CANDIDATE, EPOCH, FETCH_REQUEST, FETCH_RESPONSE, FLUSHED_END, FOLLOWER, GRANTED,
     HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LINKS, LOG_END, N_MSGS, PREFERRED, PROSPECTIVE,
     REJECTED, REPLICA_END, RESIGNED, ROLE, S_CRASHES, S_MSGS_DROPPED_FULL, S_MSGS_DUPLICATED,

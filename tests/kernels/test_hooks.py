@@ -1,4 +1,4 @@
-"""The kernel decorator on Numba's internals (kernels/hooks.py). Kernels compile
+"""The kernel decorator on Numba's internals (kernels/jit/hooks.py). Kernels compile
 without Python wrappers; a call from Python goes through a twin that has them. Tests
 of the literal feature mask are folded before typing."""
 import pytest

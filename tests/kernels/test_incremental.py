@@ -4,13 +4,13 @@ recomputing every mask after every step (FULL_CHECKS)."""
 import numpy as np
 import pytest
 
-from kraftwalk.kernels.checkers import ALL_CHECKS
+from kraftwalk.kernels.properties.checkers import ALL_CHECKS
 from kraftwalk.kernels.features import (
     FULL_CHECKS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_RESTARTED_LEADER, PRE_VOTE,
 )
-from kraftwalk.kernels.layout import make_params
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS
-from kraftwalk.kernels.walk import run_chunk
+from kraftwalk.kernels.state.layout import make_params
+from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS
+from kraftwalk.kernels.drivers.walk import run_chunk
 
 ALL_MUTATIONS = MUT_COMMIT_OLD_EPOCH | MUT_DOUBLE_VOTE | MUT_RESTARTED_LEADER
 

@@ -1,4 +1,4 @@
-"""Choosing between the hooks on Numba's internals and plain Numba (kernels/jit.py):
+"""Choosing between the hooks on Numba's internals and plain Numba (kernels/jit/__init__.py):
 the switch, and the fall-back when this Numba lacks an internal the hooks need
 (simulated by hiding one before the kernels load): one warning line, then correct
 results on plain Numba."""
@@ -66,7 +66,7 @@ def test_the_switch_turns_the_hooks_off_without_a_warning(probe_processes):
 
 def test_the_hooks_install_on_this_numba():
     """The pinned range is the tested one: here the hooks are on, unless switched off."""
-    from kraftwalk.kernels.numba_switch import plain_requested
+    from kraftwalk.kernels.jit.numba_switch import plain_requested
 
     assert jit.MODE == ("plain" if plain_requested() else "hooks")
     assert jit.describe() == jit.MODE or plain_requested()

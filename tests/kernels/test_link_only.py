@@ -9,7 +9,7 @@ import pytest
 
 from kraftwalk.kernels import jit
 from kraftwalk.kernels.jit import entry, kernel
-from kraftwalk.kernels.link_only import LinkOnlyLibrary
+from kraftwalk.kernels.jit.link_only import LinkOnlyLibrary
 
 pytestmark = pytest.mark.skipif(jit.MODE != "hooks", reason="plain Numba has no hooks")
 

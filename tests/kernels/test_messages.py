@@ -1,14 +1,16 @@
-"""The message table (kernels/messages.py) against the kernel's row layout and the
+"""The message table (kraftwalk/vocabulary/messages.py) against the kernel's row layout and the
 reference model: the columns it derives fit the row and never drift from layout's
 constants, and every message the kernel puts in flight reads back as a reference
 message that packs to the same row and fingerprint."""
 from __future__ import annotations
 
-from kraftwalk.kernels import layout, messages
-from kraftwalk.kernels.layout import F_CORR, MSG_NAMES, MSG_WIDTH, N_MSGS, P_NODES
-from kraftwalk.kernels.messages import HEADER, MESSAGE_TYPES, TYPE_COLUMNS
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
-from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
+from kraftwalk.kernels.state import layout
+
+from kraftwalk.vocabulary import messages
+from kraftwalk.kernels.state.layout import F_CORR, MSG_NAMES, MSG_WIDTH, N_MSGS, P_NODES
+from kraftwalk.vocabulary.messages import HEADER, MESSAGE_TYPES, TYPE_COLUMNS
+from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS, with_feature_weights
+from kraftwalk.kernels.drivers.trace import apply_and_check, new_walk, record_walk
 from kraftwalk.kernels.transition import message_fingerprint
 from kraftwalk.reference.encoding import message_fingerprint as reference_fingerprint
 from kraftwalk.reference.state import Message

@@ -11,7 +11,7 @@ from conftest import (
     F, F_COMMIT_OLD_EPOCH, F_DOUBLE_VOTE, F_NO_CHECK_QUORUM, F_NOPV, F_RESTARTED_LEADER,
     F_DISK_LOSS, F_RECONFIG, F_SNAPSHOTS, F_WIPED_SAME_ID,
 )
-from kraftwalk.kernels.checkers import (
+from kraftwalk.kernels.properties.checkers import (
     COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, HIGH_WATERMARK_MONOTONIC, INVARIANT_NAMES,
     LEADER_APPEND_ONLY, LEADER_COMPLETENESS, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK,
     SNAPSHOT_CONSISTENT, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET,
@@ -21,8 +21,8 @@ from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, RECONFIG,
     SNAPSHOTS,
 )
-from kraftwalk.kernels.layout import make_params
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
+from kraftwalk.kernels.state.layout import make_params
+from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS, with_feature_weights
 
 
 SEED = 20240917
@@ -40,7 +40,7 @@ _cache = {}
 
 def run(features):
     if features not in _cache:
-        from kraftwalk.kernels.walk import run_chunk
+        from kraftwalk.kernels.drivers.walk import run_chunk
         params, weights = PARAMS, DEFAULT_WEIGHTS
         if features & SNAPSHOTS:
             params, weights = SNAPSHOT_PARAMS, SNAPSHOT_WEIGHTS
@@ -67,7 +67,7 @@ def test_unmutated_kernel_finds_no_violation(features):
     assert found(features) == {}, found(features)
     assert (viol == 0).all()
     # and the budget is a real one: elections, commits and faults happened
-    from kraftwalk.kernels.layout import STAT_NAMES
+    from kraftwalk.kernels.state.layout import STAT_NAMES
     col = {n: stats[:, k] for k, n in enumerate(STAT_NAMES)}
     # (a wiped voter is out of the quorum until it is removed and added back: fewer
     # elections finish with disk loss on)

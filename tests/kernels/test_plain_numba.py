@@ -10,7 +10,7 @@ import sys
 import pandas as pd
 import pytest
 
-from kraftwalk.kernels.numba_switch import plain_requested
+from kraftwalk.kernels.jit.numba_switch import plain_requested
 
 pytestmark = pytest.mark.skipif(plain_requested(), reason="runs both modes itself")
 

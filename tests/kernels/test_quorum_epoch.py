@@ -1,4 +1,4 @@
-"""BeginQuorumEpoch, EndQuorumEpoch and resignation (kernels/quorum_epoch.py).
+"""BeginQuorumEpoch, EndQuorumEpoch and resignation (kernels/protocol/quorum_epoch.py).
 
 Rules: KafkaRaftClient.handleBeginQuorumEpochRequest / handleEndQuorumEpochRequest,
 QuorumState.maybeTransition, ResignedState (Kafka's raft/ sources).
@@ -8,7 +8,7 @@ from conftest import (
     F_NOPV, act, begin_round, cluster_with_leader, copy_walk, craft, deliver, duplicate, elect,
     fresh, log_of, msg, send, settle, timeout, vote_round,
 )
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, EPOCH, ERR_FENCED_LEADER_EPOCH,
     ERR_NONE, FOLLOWER, F_EPOCH, F_ERROR, F_LEADER, F_REQ_LEADER, F_SUCCESSORS, HAS_FETCHED,

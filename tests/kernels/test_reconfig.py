@@ -1,4 +1,4 @@
-"""Voter changes (kernels/reconfig.py, kernels/voters.py): when a leader may add or remove
+"""Voter changes (kernels/protocol/reconfig.py, kernels/state/voters.py): when a leader may add or remove
 a voter, the voter set each node reads from its own log (rolled back by a truncation),
 and a leader that removes itself.
 
@@ -9,12 +9,12 @@ from conftest import (
     F, F_RECONFIG, act, cluster_with_leader, deliver, fetch_round, log_of, send, set_log,
     voters_record,
 )
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     EPOCH, FETCH_REQUEST, FETCH_RESPONSE, HW, LEADER, REACHED, REPLICA_END, RESIGNED, ROLE,
     S_VOTER_CHANGES,
     T_REMOVED_LEADER_RESIGNED, T_VOTER_ADDED, T_VOTER_REMOVED, VOTER_COUNT, VOTERS, VOTERS_AT,
 )
-from kraftwalk.kernels.log import truncate_to
+from kraftwalk.kernels.state.log import truncate_to
 from kraftwalk.kernels.transition import FAM_ADD_VOTER, FAM_REMOVE_VOTER, FAM_TIMEOUT
 
 

@@ -1,4 +1,4 @@
-"""Pull replication, the high watermark and check-quorum (kernels/replication.py).
+"""Pull replication, the high watermark and check-quorum (kernels/protocol/replication.py).
 
 Rules: KafkaRaftClient.handleFetchRequest / handleFetchResponse, LeaderState
 .maybeUpdateHighWatermark, RaftLog.truncateToEndOffset (Kafka's raft/ sources; see
@@ -10,8 +10,8 @@ from conftest import (
     F, F_COMMIT_OLD_EPOCH, F_NO_CHECK_QUORUM, act, cluster_with_leader, craft, deliver, elect,
     fetch_round, flush, fresh, log_of, msg, send, settle, timeout,
 )
-from kraftwalk.kernels.checkers import COMMIT_CURRENT_EPOCH
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.properties.checkers import COMMIT_CURRENT_EPOCH
+from kraftwalk.kernels.state.layout import (
     ACKED_MASK, EPOCH, ERR_FENCED_LEADER_EPOCH, ERR_NONE, ERR_NOT_LEADER_OR_FOLLOWER,
     ERR_UNKNOWN_LEADER_EPOCH, FETCHED_MASK, FETCH_REQUEST, FETCH_RESPONSE, FLUSHED_END, FOLLOWER,
     F_BASE_OFFSET, F_DIVERGING_END, F_DIVERGING_EPOCH, F_EPOCH, F_ERROR, F_FETCH_OFFSET, F_HW,
@@ -349,7 +349,7 @@ def test_unattached_observer_that_knows_the_leader_follows_it_on_a_fetch_respons
 def test_truncate_to_end_offset(log, div, expected):
     """RaftLog.truncateToEndOffset, called directly (the epoch-0 case is not reachable
     through the protocol: every entry has an epoch >= 1)."""
-    from kraftwalk.kernels.replication import truncate_to_end_offset
+    from kraftwalk.kernels.protocol.replication import truncate_to_end_offset
     w = fresh()
     craft(w, 1, log=log)
     truncate_to_end_offset(w, 1, *div, 0)

@@ -1,4 +1,4 @@
-"""Snapshots (kernels/snapshots.py): taking and cleaning, the leader's snapshot id in a
+"""Snapshots (kernels/protocol/snapshots.py): taking and cleaning, the leader's snapshot id in a
 FetchResponse, the FetchSnapshot download, and a restart whose log is behind its snapshot.
 
 Rules: KafkaMetadataLog.createNewSnapshot / deleteBeforeSnapshot / truncateToLatestSnapshot,
@@ -8,9 +8,9 @@ handleFetchSnapshotResponse (Kafka's raft/ and core/ sources).
 from conftest import (
     F, F_SNAPSHOTS, act, cluster_with_leader, deliver, fetch_round, log_of, msg, send,
 )
-from kraftwalk.kernels.checkers import SNAPSHOT_CONSISTENT
+from kraftwalk.kernels.properties.checkers import SNAPSHOT_CONSISTENT
 from kraftwalk.kernels.features import MUT_SNAPSHOT_ABOVE_HW
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     ERR_NONE, ERR_SNAPSHOT_NOT_FOUND, FETCHING_END, FETCHING_EPOCH, FETCH_REQUEST,
     FETCH_RESPONSE, FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FLUSHED_END, F_ERROR,
     F_N_RECORDS, F_REQ_SNAPSHOT_END, F_REQ_SNAPSHOT_EPOCH, F_SNAPSHOT_COUNT, F_SNAPSHOT_END,

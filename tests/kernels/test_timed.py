@@ -8,31 +8,31 @@ Each feature mask compiles the whole timed kernel once: the tests share the few 
 import numpy as np
 import pytest
 
-from kraftwalk.elect import property_names
-from kraftwalk.kernel_inputs import timed_features, timed_params
+from kraftwalk.run.elect import property_names
+from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
 from kraftwalk.elect_config import ElectConfig
-from kraftwalk.kernels.clock import (
+from kraftwalk.kernels.state.clock import (
     CUT_SINCE, HEALED_AT, HEALED_COMMIT, KNOWN, NOW, PRE_REACH, PREV_ROLE, TS_NAMES,
     TS_VIOLATION_AT,
     alloc_clock,
 )
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     CANDIDATE, FOLLOWER, INTENT, INTENT_ARG, LEADER, PROSPECTIVE, ROLE, S_STEPS, V_INVARIANT,
 )
-from kraftwalk.kernels.liveness import (
+from kraftwalk.kernels.properties.liveness import (
     CUT_OFF_LEADER_RESIGNS, HEALED_CLUSTER_RECOVERS, PRE_VOTE_ISOLATED_NEVER_CANDIDATE,
     check_cut_off, check_recovery_deadline,
 )
-from kraftwalk.kernels.timed import record_timed_walk, run_timed_chunk
-from kraftwalk.kernels.timed_step import enter_role
-from kraftwalk.kernels.trace import apply_and_check, new_walk
+from kraftwalk.kernels.drivers.timed import record_timed_walk, run_timed_chunk
+from kraftwalk.kernels.choosers.timed_step import enter_role
+from kraftwalk.kernels.drivers.trace import apply_and_check, new_walk
 
 F_TIMED = timed_features(True, "none")
 SEED = 20261203
 
 
 def tp(scenario, **timing):
-    return ElectConfig(voters=(3,), scenario=scenario, timing=timing).tp()
+    return timing_params(ElectConfig(voters=(3,), scenario=scenario, timing=timing))
 
 
 def names_of(viol):
@@ -135,7 +135,7 @@ def test_healed_cluster_recovers(known, fires):
 # ---- replay ----------------------------------------------------------------------------
 @pytest.mark.parametrize("scenario", ["random-faults", "leader-isolated"])
 def test_timed_walk_replays_on_the_untimed_transition_relation(scenario):
-    from kraftwalk.kernels.checkers import ALL_CHECKS
+    from kraftwalk.kernels.properties.checkers import ALL_CHECKS
     from kraftwalk.kernels.features import PRE_VOTE
     from kraftwalk.reference import KERNEL_COMPAT_ALL, ReferenceCluster
 
@@ -159,7 +159,7 @@ def test_timed_walk_replays_on_the_untimed_transition_relation(scenario):
 
 
 def test_loss_bursts_lose_messages():
-    from kraftwalk.kernels.layout import STAT_NAMES
+    from kraftwalk.kernels.state.layout import STAT_NAMES
 
     lost = STAT_NAMES.index("msgs_lost")
     params = timed_params(3, 1, 1_000_000)

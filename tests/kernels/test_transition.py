@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from kraftwalk.kernels.features import PRE_VOTE
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, step
+from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS, step
 from kraftwalk.kernels.transition import (
     FAM_SEND, NODE_FAMILIES, N_FAMILIES, action_enabled, enabled_masks, node_family_enabled,
     request_targets,
 )
-from kraftwalk.kernels.trace import new_walk
+from kraftwalk.kernels.drivers.trace import new_walk
 from kraftwalk.kernel_inputs import features_for, params_for
 from kraftwalk.config import RunConfig
 

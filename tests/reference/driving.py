@@ -1,7 +1,7 @@
 """Driving a reference cluster by hand in the reference tests: apply an action and
 require its verdict, find an in-flight message, deliver it, run a request round. (Not a conftest: that
 name is tests/kernels' helper module, imported as ``conftest`` there.)"""
-from kraftwalk.kernels.layout import FETCH_REQUEST, FETCH_RESPONSE
+from kraftwalk.kernels.state.layout import FETCH_REQUEST, FETCH_RESPONSE
 from kraftwalk.kernels.transition import FAM_DELIVER, FAM_SEND
 from kraftwalk.reference.encoding import message_fingerprint
 

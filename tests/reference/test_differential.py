@@ -30,7 +30,7 @@ import os
 import numpy as np
 import pytest
 
-from kraftwalk.kernels.checkers import (
+from kraftwalk.kernels.properties.checkers import (
     ALL_CHECKS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, COMMIT_CURRENT_EPOCH, INVARIANT_NAMES,
     LEADER_APPEND_ONLY, VOTE_UNIQUENESS,
 )
@@ -39,18 +39,18 @@ from kraftwalk.kernels.features import (
     MUT_RESTARTED_LEADER, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW,
     MUT_TWO_PENDING_CHANGES, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
 )
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     BOUND_EPOCH, BOUND_LOG, BOUND_NAMES, BOUND_NONE, BOUND_STUCK, REACHED, S_BOUND_HIT,
     S_DISK_LOSSES, S_SNAPSHOTS_LOADED, S_VOTER_CHANGES, STATS_BASE, TARGET_NAMES,
     T_WIPED_VOTER_READDED, V_STEP, make_params,
 )
-from kraftwalk.kernels.swarm import DEFAULT_WEIGHTS, with_feature_weights
+from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS, with_feature_weights
 from kraftwalk.kernels.transition import (
     FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_DUPLICATE, FAM_FLUSH, FAM_LOSE,
     FAM_PARTITION, FAM_RESIGN, FAM_RESTART, FAM_TIMEOUT, FAMILY_NAMES, N_FAMILIES,
     FAM_CLEAN, FAM_DISK_LOSS, FAM_SNAPSHOT, TARGET_FAMILIES,
 )
-from kraftwalk.kernels.trace import apply_and_check, new_walk, record_walk
+from kraftwalk.kernels.drivers.trace import apply_and_check, new_walk, record_walk
 from kraftwalk.reference import ReferenceCluster
 from kraftwalk.reference.canonical import diff
 from kraftwalk.reference.encoding import message_fingerprint

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from kraftwalk.kernels.checkers import (
+from kraftwalk.kernels.properties.checkers import (
     ALL_CHECKS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY,
     EPOCH_MONOTONIC, HIGH_WATERMARK_MONOTONIC, HIGH_WATERMARK_VALID, INVARIANT_NAMES,
     LEADER_APPEND_ONLY, LEADER_COMPLETENESS, LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING,
@@ -18,7 +18,7 @@ from kraftwalk.kernels.checkers import (
     VOTE_UNIQUENESS,
 )
 from kraftwalk.kernels.features import DISK_LOSS, RECONFIG, SNAPSHOTS
-from kraftwalk.kernels.layout import FOLLOWER, LEADER, RESIGNED, UNATTACHED
+from kraftwalk.kernels.state.layout import FOLLOWER, LEADER, RESIGNED, UNATTACHED
 from kraftwalk.reference import Params, ReferenceCluster
 from kraftwalk.reference.checkers import check_invariants
 from kraftwalk.reference.voters import voters_record_value

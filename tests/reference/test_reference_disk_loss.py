@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from kraftwalk.kernels.checkers import ALL_CHECKS, MAJORITY_REACHED_HIGH_WATERMARK
+from kraftwalk.kernels.properties.checkers import ALL_CHECKS, MAJORITY_REACHED_HIGH_WATERMARK
 from kraftwalk.kernels.features import DISK_LOSS, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, ERR_INVALID_VOTER_KEY, ERR_NONE,
     FOLLOWER, LEADER, MAX_DIR, PROSPECTIVE, UNATTACHED,
     VOTE_REQUEST, VOTE_RESPONSE,

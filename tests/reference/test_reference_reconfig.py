@@ -13,11 +13,11 @@ from itertools import combinations
 
 import pytest
 
-from kraftwalk.kernels.checkers import ALL_CHECKS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET
+from kraftwalk.kernels.properties.checkers import ALL_CHECKS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET
 from kraftwalk.kernels.features import (
     MUT_RECONFIG_BEFORE_COMMIT, MUT_TWO_PENDING_CHANGES, PRE_VOTE, RECONFIG,
 )
-from kraftwalk.kernels.layout import (
+from kraftwalk.kernels.state.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST,
     FOLLOWER, LEADER, RESIGNED, SERIAL_MASK, UNATTACHED, VOTE_REQUEST, VOTE_RESPONSE,
     VOTERS_SHIFT, VOTERS_TAG,

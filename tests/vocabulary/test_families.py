@@ -19,7 +19,9 @@ def test_each_family_is_declared_once_in_the_kernels_cut_off_order():
 
 
 def test_the_kernels_families_are_the_registrys():
-    from kraftwalk.kernels import layout, swarm, transition
+    from kraftwalk.kernels.state import layout
+    from kraftwalk.kernels.choosers import swarm
+    from kraftwalk.kernels import transition
 
     assert transition.FAMILY_NAMES == F.FAMILY_NAMES
     assert transition.N_FAMILIES == len(F.FAMILIES) <= layout.MAX_FAMILIES

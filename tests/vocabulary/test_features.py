@@ -30,7 +30,7 @@ def test_the_kernels_name_the_registrys_bits():
 
 def test_mutations_are_well_formed():
     from kraftwalk.config import MUTATIONS as CONFIG_MUTATIONS
-    from kraftwalk.kernels.timing import SCENARIO_NAMES as SCENARIOS
+    from kraftwalk.vocabulary.timing import SCENARIO_NAMES as SCENARIOS
 
     assert CONFIG_MUTATIONS == MUTATION_NAMES == ("none", *MUTATIONS)
     for m in MUTATIONS.values():

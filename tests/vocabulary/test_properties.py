@@ -36,7 +36,9 @@ def _snake(name):
 
 
 def test_the_kernels_ids_are_the_registrys():
-    from kraftwalk.kernels import checkers, layout, liveness
+    from kraftwalk.kernels.properties import checkers
+    from kraftwalk.kernels.state import layout
+    from kraftwalk.kernels.properties import liveness
 
     assert checkers.INVARIANT_NAMES == P.INVARIANT_NAMES
     assert checkers.N_INVARIANTS == len(P.INVARIANT_NAMES)
@@ -56,7 +58,9 @@ def test_the_kernels_ids_are_the_registrys():
 def test_the_command_line_and_the_run_files_name_the_registrys_properties():
     from typer.testing import CliRunner
 
-    from kraftwalk import config, elect
+    from kraftwalk import config
+
+    from kraftwalk.run import elect
     from kraftwalk.cli import app
 
     assert config.INVARIANTS == P.INVARIANT_NAMES

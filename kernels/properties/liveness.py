@@ -1,0 +1,148 @@
+"""Liveness ("eventually") properties of timed walks, and who leads whom.
+
+Each property has a stable name and an id after the safety invariants' (bits
+12-15 of the same check mask), is recorded like a safety violation (invariant,
+step, nodes, epoch) and replays like one. They need time, so only the timed
+chooser checks them:
+
+HealedClusterRecovers          once every fault has healed, a leader known to a
+                               majority of voters and a new commit come within
+                               the liveness bound (TigerBeetle's VOPR liveness mode)
+CutOffLeaderResigns            a leader that no majority of voters can reach stops
+                               leading within check quorum (1.5 x fetch timeout)
+                               plus a slack
+PreVoteIsolatedNeverCandidate  with pre-vote, a voter that has not had two-way
+                               links with a majority since it became Prospective
+                               never becomes Candidate (KIP-996's promise)
+HealthyLeaderKept              in a cluster with no fault yet, no loss and small
+                               latencies, a follower of a leader that every voter
+                               knows never times out
+"""
+from ..jit import kernel
+
+from kraftwalk.vocabulary.properties import LIVENESS_ID, LIVENESS_NAMES
+
+from .checkers import N_INVARIANTS, report
+from ..state.clock import (
+    CUT_SINCE, HEALED_AT, HEALED_COMMIT, INF, KNOWN, LIVE_DEADLINE, NOW, PRE_REACH,
+    TS_VIOLATION_AT,
+)
+from ..state.layout import (
+    EPOCH, FOLLOWER, G_COMMIT_LEN, LEADER, LEADER_ID, LINKS, PROSPECTIVE, P_NODES,
+    ROLE, UP,
+)
+from kraftwalk.vocabulary.timing import TP_CHECK_QUORUM_FACTOR, TP_CUT_OFF_SLACK, TP_FETCH_TIMEOUT
+from ..state.voters import majority, other_voters, voter_count, voters
+
+# Ids of the liveness properties (after the invariants'): the registry's order
+# (kraftwalk.vocabulary.properties).
+HEALED_CLUSTER_RECOVERS = LIVENESS_ID["HealedClusterRecovers"]
+CUT_OFF_LEADER_RESIGNS = LIVENESS_ID["CutOffLeaderResigns"]
+PRE_VOTE_ISOLATED_NEVER_CANDIDATE = LIVENESS_ID["PreVoteIsolatedNeverCandidate"]
+HEALTHY_LEADER_KEPT = LIVENESS_ID["HealthyLeaderKept"]
+N_LIVENESS = len(LIVENESS_NAMES)
+ALL_LIVENESS = ((1 << N_LIVENESS) - 1) << N_INVARIANTS
+
+
+@kernel
+def violate(w, c, prop, a, b, epoch, checks):
+    """Record liveness property ``prop`` as violated now (if its check is on)."""
+    if checks & (1 << prop) and c.t[TS_VIOLATION_AT] < 0:
+        report(w, prop, a, b, epoch, -1)
+        c.t[TS_VIOLATION_AT] = c.t[NOW]
+
+
+@kernel
+def link(w, i, j):
+    return (w.node[LINKS, i] >> j) & 1
+
+
+@kernel
+def inbound_voters(w, i):
+    """Voters (i included) that are up and can send to node i."""
+    count = 0
+    vs = voters(w, i)
+    for j in range(w.scal[P_NODES]):
+        if (vs >> j) & 1 and (j == i or (w.node[UP, j] == 1 and link(w, j, i))):
+            count += 1
+    return count
+
+
+@kernel
+def two_way_voters(w, i):
+    """Voters (i included) that are up and linked with node i both ways."""
+    count = 0
+    vs = voters(w, i)
+    for j in range(w.scal[P_NODES]):
+        if (vs >> j) & 1 and (j == i or (w.node[UP, j] == 1 and link(w, j, i)
+                                         and link(w, i, j))):
+            count += 1
+    return count
+
+
+@kernel
+def leader_known(w, everyone):
+    """The leader that a majority of voters (every voter, if ``everyone``) knows and
+    follows in its epoch, itself included; -1 if none."""
+    n = w.scal[P_NODES]
+    for i in range(n):
+        if w.node[UP, i] == 0 or w.node[ROLE, i] != LEADER:
+            continue
+        need = voter_count(w, i) if everyone else majority(w, i)
+        e = w.node[EPOCH, i]
+        vs = voters(w, i)
+        count = 0
+        for j in range(n):
+            if not (vs >> j) & 1:
+                continue
+            if j == i or (w.node[UP, j] == 1 and w.node[ROLE, j] == FOLLOWER
+                          and w.node[EPOCH, j] == e and w.node[LEADER_ID, j] == i):
+                count += 1
+        if count >= need:
+            return i
+    return -1
+
+
+@kernel
+def track_reachability(w, c):
+    """After links or liveness changed: restart or clear each leader's cut-off clock,
+    and note each prospective voter that now reaches a majority both ways."""
+    now = c.t[NOW]
+    for i in range(w.scal[P_NODES]):
+        leads = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and other_voters(w, i) != 0
+        if leads and inbound_voters(w, i) < majority(w, i):
+            if c.node[CUT_SINCE, i] < 0:
+                c.node[CUT_SINCE, i] = now
+        else:
+            c.node[CUT_SINCE, i] = -1
+        if w.node[ROLE, i] == PROSPECTIVE and two_way_voters(w, i) >= majority(w, i):
+            c.node[PRE_REACH, i] = 1
+
+
+@kernel
+def cut_off_deadline(c, i):
+    """When leader i, cut off since CUT_SINCE, must have resigned by."""
+    if c.node[CUT_SINCE, i] < 0:
+        return INF
+    cq = c.tp[TP_CHECK_QUORUM_FACTOR] * c.tp[TP_FETCH_TIMEOUT]
+    return c.node[CUT_SINCE, i] + int(cq) + int(c.tp[TP_CUT_OFF_SLACK]) + 1
+
+
+@kernel
+def check_cut_off(w, c, i, checks):
+    if w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER:
+        violate(w, c, CUT_OFF_LEADER_RESIGNS, i, -1, w.node[EPOCH, i], checks)
+    c.node[CUT_SINCE, i] = -1
+
+
+@kernel
+def recovered(w, c):
+    """HealedClusterRecovers holds: a leader known to a majority and a commit since the heal."""
+    return c.t[KNOWN] >= 0 and w.scal[G_COMMIT_LEN] > c.t[HEALED_COMMIT]
+
+
+@kernel
+def check_recovery_deadline(w, c, checks):
+    if c.t[HEALED_AT] >= 0 and not recovered(w, c):
+        violate(w, c, HEALED_CLUSTER_RECOVERS, c.t[KNOWN], -1, -1, checks)
+    c.t[LIVE_DEADLINE] = INF

@@ -1,0 +1,3 @@
+"""KRaft's protocol steps, one handler per Kafka method they model: the quorum's
+role changes (``quorum_state``), elections, replication, the quorum-epoch RPCs,
+snapshots and voter changes."""

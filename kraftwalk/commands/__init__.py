@@ -1,0 +1,1 @@
+"""The command line's parts: its shared options, progress displays and reports."""

@@ -1,0 +1,213 @@
+"""``kraftwalk report``: a Markdown page with tables and PNG plots of a run or a sweep.
+
+For a run: its violations by invariant (with the replay command of each first
+violating walk), coverage (each reachability target with its witness, steps per
+action family, deliveries per message type) and per-walk statistics. For a sweep:
+violations by invariant and cell, coverage per cell, mean walk statistics per cell and
+throughput per cell, plotted against the grid's first numeric setting.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kraftwalk.storage import rundir
+from kraftwalk.errors import UsageError
+from kraftwalk.storage.output import markdown_table, write_text_atomic
+from kraftwalk.sweep_spec import value_text
+
+REPORT = "report.md"
+
+
+def _share(x: float) -> str:
+    """A share of walks: percent, small ones without rounding to 0.00%."""
+    if x == 0:
+        return "0"
+    return f"{x:.2%}" if x >= 1e-4 else f"{x * 100:.1g}%"
+
+
+def _run_json(folder: Path) -> dict:
+    try:
+        meta = json.loads((folder / rundir.RUN_JSON).read_text())
+    except OSError:
+        raise UsageError(f"{folder} is neither a run folder nor a sweep folder (it has no "
+                         "run.json or sweep.json)") from None
+    except ValueError:
+        raise UsageError(f"{folder / rundir.RUN_JSON} is not valid JSON") from None
+    if not isinstance(meta, dict):
+        raise UsageError(f"{folder / rundir.RUN_JSON} is not a kraftwalk run.json")
+    return meta
+
+
+# ---- a run ------------------------------------------------------------------------
+def run_report(run: Path, out: Path) -> Path:
+    from kraftwalk.storage.coverage import Coverage
+    from kraftwalk.storage.plots import plot_coverage, plot_run
+
+    meta = _run_json(run)
+    cfg = meta.get("config") or {}
+    walks = int(meta.get("walks") or 0)
+    n_workers = meta.get("workers")
+    rate = float(meta.get("steps_per_s_per_core") or 0)
+    md = [f"# kraftwalk report: run {run.name}\n",
+          f"Status **{meta.get('status')}**: {walks:,} walks, {int(meta.get('steps') or 0):,} "
+          f"checked steps in {float(meta.get('seconds') or 0):,.1f} s on {n_workers} "
+          f"worker{'' if n_workers == 1 else 's'} ({rate:,.0f} steps/s per core, "
+          f"{float(meta.get('walks_per_s') or 0):,.0f} walks/s; kernels compiled or loaded in "
+          f"{float(meta.get('jit_seconds') or 0):.1f} s).\n",
+          markdown_table(["setting", "value"], [[k, value_text(cfg.get(k))] for k in (
+              "voters", "observers", "depth", "seed", "weights", "pre_vote", "mutation",
+              "crash_weight", "partition_weight", "lose_weight", "duplicate_weight")
+              if cfg.get(k) is not None])]
+
+    md.append("## Violations\n")
+    n = int(meta.get("violations") or 0)
+    if not n:
+        md.append(f"No violations in {walks:,} walks.\n")
+    else:
+        v = rundir.read_dataset(run, rundir.VIOLATIONS, columns=["walk", "invariant", "step"])
+        rows = sorted(v.to_pylist(), key=lambda r: r["walk"])
+        first: dict[str, dict] = {}
+        counts: dict[str, int] = {}
+        for r in rows:
+            first.setdefault(r["invariant"], r)
+            counts[r["invariant"]] = counts.get(r["invariant"], 0) + 1
+        md.append(markdown_table(["invariant", "walks", "first walk", "at step", "replay"], [
+            [inv, f"{counts[inv]:,}", r["walk"], r["step"],
+             f"`kraftwalk replay {run} --walk {r['walk']}`"] for inv, r in first.items()]))
+
+    md.append("## Coverage\n")
+    if rundir.has_dataset(run, rundir.COVERAGE):
+        cov = Coverage.from_table(rundir.read_dataset(run, rundir.COVERAGE)).table().to_pylist()
+        targets = [r for r in cov if r["kind"] == "sometimes"]
+        plot_coverage({run.name: {r["target"]: r["walks"] / max(walks, 1) for r in targets}},
+                      out / "coverage.png")
+        md.append(f"Reachability targets: {sum(1 for r in targets if r['walks'])} of "
+                  f"{len(targets)} reached. A witness replays with `kraftwalk replay {run} "
+                  "--witness TARGET`.\n")
+        md.append("![coverage](coverage.png)\n")
+        md.append(markdown_table(["target", "walks", "share", "witness walk", "at step"], [
+            [r["target"], f"{r['walks']:,}", _share(r['walks'] / max(walks, 1)),
+             r["first_walk"] if r["first_walk"] is not None else "never",
+             r["first_step"] if r["first_step"] is not None else ""] for r in targets]))
+        for kind, title in (("action", "action family"), ("delivery", "message type")):
+            part = [r for r in cov if r["kind"] == kind]
+            md.append(markdown_table([title, "steps" if kind == "action" else "delivered",
+                              "walks with one"],
+                             [[r["target"], f"{r['count']:,}", f"{r['walks']:,}"] for r in part]))
+    else:
+        md.append("This run folder predates coverage.\n")
+
+    md.append("## Walk statistics\n")
+    if any(rundir.has_dataset(run, d) for d in (rundir.WALKS, rundir.HISTOGRAM)):
+        plot_run(run, out / "walks.png")
+        md.append("![walk statistics](walks.png)\n")
+    path = out / REPORT
+    write_text_atomic(path, "\n".join(md))
+    return path
+
+
+# ---- a sweep ----------------------------------------------------------------------
+def _x_key(grid: dict[str, list]) -> str | None:
+    """The setting plots put on the x axis: the grid's first numeric one with more than
+    one value."""
+    for key, values in grid.items():
+        if len(values) > 1 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                   for v in values):
+            return key
+    return None
+
+
+def sweep_report(sweep: Path, out: Path) -> Path:
+    from kraftwalk.vocabulary.properties import INVARIANT_NAMES
+    from kraftwalk.vocabulary.properties import TARGET_NAMES
+    from kraftwalk.storage.plots import plot_coverage, plot_per_cell
+    from kraftwalk.run.resume import FREE_ON_RESUME  # where and how walks ran, not what they did
+    from kraftwalk.run.sweep import SWEEP_JSON, read_summary
+    from kraftwalk.sweep_spec import load_sweep
+
+    try:
+        meta = json.loads((sweep / SWEEP_JSON).read_text())
+    except ValueError:
+        raise UsageError(f"{sweep / SWEEP_JSON} is not valid JSON") from None
+    spec = load_sweep(sweep / "sweep.toml")
+    grid = spec.grid
+    rows = read_summary(sweep).to_pylist()
+    walks = sum(r["walks"] for r in rows)
+    steps = sum(r["steps"] for r in rows)
+    n_viol = sum(r["violations"] for r in rows)
+    md = [f"# kraftwalk report: sweep {sweep.name}\n",
+          f"Status **{meta.get('status')}**: {meta.get('cells_finished')} of "
+          f"{meta.get('cells')} cells finished; {walks:,} walks, {steps:,} checked steps in "
+          f"{float(meta.get('wall_seconds') or 0):,.0f} s.\n",
+          "Grid (one cell per combination): "
+          + "; ".join(f"{k} = {', '.join(value_text(v) for v in vs)}" for k, vs in grid.items())
+          + ".  \nEvery cell: " + ", ".join(f"{k} = {value_text(v)}" for k, v in spec.base.items()
+                                             if k not in FREE_ON_RESUME)
+          + ".\n"]
+
+    md.append("## Violations by invariant and configuration\n")
+    if not n_viol:
+        md.append(f"No violations in any cell: {walks:,} walks, {steps:,} checked steps, every "
+                  "invariant checked after every step.\n")
+    else:
+        invs = [i for i in INVARIANT_NAMES if any(r[f"violations_{i}"] for r in rows)]
+        md.append(markdown_table([*grid, "walks", *invs, "first violating walk"], [
+            [*(value_text(r[k]) for k in grid), f"{r['walks']:,}",
+             *(f"{r[f'violations_{i}']:,}" for i in invs),
+             f"`kraftwalk replay {sweep}/cells/{r['partition']} --walk "
+             f"{r['first_violation_walk']}`"] for r in rows if r["violations"]]))
+
+    md.append("## Coverage\n")
+    share = {r["partition"]: {t: r[f"reached_{t}"] / max(r["walks"], 1) for t in TARGET_NAMES}
+             for r in rows}
+    plot_coverage(share, out / "coverage.png")
+    md.append("Share of each cell's walks that reached each target (a witness of a cell's "
+              "target replays with `kraftwalk replay SWEEP/cells/<cell> --witness TARGET`).\n")
+    md.append("![coverage per cell](coverage.png)\n")
+    trows = []
+    for t in TARGET_NAMES:
+        shares = [share[r["partition"]][t] for r in rows]
+        never = [r["partition"] for r in rows if not r[f"reached_{t}"]]
+        trows.append([t, f"{len(rows) - len(never)}/{len(rows)}", _share(min(shares)),
+                      _share(max(shares)),
+                      ", ".join(never[:4]) + (f" and {len(never) - 4} more" if len(never) > 4
+                                              else "")])
+    md.append(markdown_table(["target", "cells reaching it", "lowest share", "highest share",
+                      "never reached in"], trows))
+
+    x = _x_key(grid)
+    md.append("## Walk statistics per cell\n")
+    stats = ("mean_elections", "mean_leader_changes", "mean_committed", "mean_disruptions")
+    plot_per_cell(rows, grid, x, stats, out / "walk_stats.png", "per walk (mean)")
+    md.append("![walk statistics per cell](walk_stats.png)\n")
+
+    md.append("## Throughput per cell\n")
+    plot_per_cell(rows, grid, x, ("steps_per_s_per_core",), out / "throughput.png",
+                  "checked steps/s per core")
+    md.append("![throughput per cell](throughput.png)\n")
+    md.append(markdown_table([*grid, "walks", "steps", "seconds", "steps/s per core", "walks/s",
+                      "violations", "targets", "status"], [
+        [*(value_text(r[k]) for k in grid), f"{r['walks']:,}", f"{r['steps']:,}",
+         f"{r['seconds']:,.1f}", f"{r['steps_per_s_per_core']:,.0f}",
+         f"{r['walks_per_s']:,.0f}", f"{r['violations']:,}",
+         f"{r['targets_reached']}/{len(TARGET_NAMES)}", r["status"]] for r in rows]))
+    path = out / REPORT
+    write_text_atomic(path, "\n".join(md))
+    return path
+
+
+def write_report(folder: str | Path, out: str | Path | None = None) -> Path:
+    """Write the report of the run or sweep in ``folder`` into ``out`` (default
+    ``folder/report``); returns the Markdown file."""
+    from kraftwalk.run.sweep import is_sweep
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder: give a run or sweep folder")
+    out = Path(out) if out is not None else folder / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    if is_sweep(folder):
+        return sweep_report(folder, out)
+    return run_report(folder, out)
+

@@ -1,0 +1,1 @@
+"""A violating walk as users see it: replayed step by step, shrunk, exported as ITF."""

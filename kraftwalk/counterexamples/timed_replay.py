@@ -1,0 +1,105 @@
+"""Replaying a walk of a ``kraftwalk elect`` folder: the timed kernel re-runs it and
+records its actions with their times; the actions then run through the reference
+model like an untimed walk's (the transition relation is the same; only the choice of
+the next action differed). A liveness violation is a fact about time, so the reference
+model shows the states that led to it and the kernel's record says when it broke.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kraftwalk.config import RunConfig, make_config, read_toml
+from kraftwalk.errors import UsageError
+
+
+def is_elect_folder(run_dir: str | Path) -> bool:
+    cfg = Path(run_dir) / "config.toml"
+    return cfg.is_file() and "scenario" in read_toml(cfg, "config file")
+
+
+def untimed_config(ecfg, voters: int, pre_vote: bool) -> RunConfig:
+    """The RunConfig whose kernel bounds and features match one cell's timed walks."""
+    from kraftwalk import kernel_inputs as k
+
+    return make_config(None, voters=voters, observers=ecfg.observers, pre_vote=pre_vote,
+                       mutation=ecfg.mutation, log_capacity=k.LOG_CAPACITY,
+                       msg_slots=k.MSG_SLOTS, max_epoch=k.MAX_EPOCH,
+                       max_records=k.MAX_RECORDS, depth=ecfg.depth, seed=ecfg.seed)
+
+
+def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
+              pre_vote: bool | None) -> tuple[int, bool, int]:
+    """(voters, pre_vote, walk): the options given, else the first violation's."""
+    import pyarrow.parquet as pq
+
+    cells = [(v, p) for v, p in ecfg.cells() if voters in (None, v) and pre_vote in (None, p)]
+    if not cells:
+        raise UsageError(f"{run_dir} has no cell with --voters {voters} and pre-vote "
+                         f"{pre_vote}; it ran {ecfg.cells()}")
+    if walk is None:
+        f = run_dir / "violations.parquet"
+        rows = pq.read_table(f).to_pylist() if f.is_file() else []
+        rows = [r for r in rows if (r["voters"], r["pre_vote"]) in cells]
+        if not rows:
+            raise UsageError(f"{run_dir} recorded no violation there; give --walk N")
+        r = min(rows, key=lambda r: (r["voters"], r["pre_vote"], r["walk"]))
+        return r["voters"], r["pre_vote"], r["walk"]
+    if walk >= ecfg.walks:
+        raise UsageError(f"--walk {walk} is not a walk of {run_dir}: it ran walks "
+                         f"0..{ecfg.walks - 1}")
+    if len(cells) > 1:
+        raise UsageError(f"{run_dir} ran several cells ({cells}); say which with --voters "
+                         "and --pre-vote on|off")
+    return (*cells[0], walk)
+
+
+def record_timed(run_dir: str | Path, walk: int | None = None, voters: int | None = None,
+                 pre_vote: bool | None = None):
+    """The Trace of one walk of an elect folder, times included."""
+    from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
+    from kraftwalk.elect_config import make_elect_config
+    from kraftwalk.counterexamples.timed_shrink import TimedWalk
+
+    run = Path(run_dir)
+    ecfg = make_elect_config(run / "config.toml")
+    v, p, walk = pick_cell(run, ecfg, walk, voters, pre_vote)
+    tw = TimedWalk(ecfg.seed, walk, timed_params(v, ecfg.observers, ecfg.depth),
+                   timing_params(ecfg), timed_features(p, ecfg.mutation))
+    trace, _ = timed_trace(tw, untimed_config(ecfg, v, p),
+                           f"{ecfg.scenario}, profile {ecfg.profile}")
+    return trace
+
+
+def timed_trace(tw, cfg: RunConfig, label: str, drop=None):
+    """(Trace, its random faults as timed_shrink.all_faults) of timed walk ``tw`` with
+    ``drop``'s faults suppressed."""
+    import numpy as np
+
+    from kraftwalk.run.elect import property_names
+    from kraftwalk.kernels.state.clock import FAULTS_SEEN, LOSSES_SEEN
+    from kraftwalk.kernels.state.layout import VIOL_BASE, V_WIDTH
+    from kraftwalk.kernels.drivers.timed import record_timed_walk
+    from kraftwalk.counterexamples.counterexample import Trace, violation_info
+    from kraftwalk.counterexamples.timed_shrink import all_faults
+
+    actions, w, c = record_timed_walk(tw.seed, tw.walk, tw.params, tw.tp, tw.features, drop)
+    viol = w.scal[VIOL_BASE:VIOL_BASE + V_WIDTH]
+    trace = Trace(cfg, tw.walk, np.ascontiguousarray(actions[:, :3]), int(viol[0]),
+                  violation_info(viol, property_names()), times=actions[:, 3].copy(),
+                  timed=label, timed_walk=tw)
+    return trace, all_faults(int(c.t[FAULTS_SEEN]), int(c.t[LOSSES_SEEN]))
+
+
+def shrink_timed_trace(trace):
+    """The walk re-run with only the random faults it needs for its violation."""
+    import dataclasses
+
+    from kraftwalk.counterexamples.timed_shrink import drop_mask, shrink_faults
+
+    tw = trace.timed_walk
+    _, faults = timed_trace(tw, trace.cfg, trace.timed)
+    kept, _ = shrink_faults(tw, faults, trace.invariant)
+    small, _ = timed_trace(tw, trace.cfg, trace.timed, drop_mask(kept))
+    assert small.invariant == trace.invariant
+    return dataclasses.replace(small, shrunk_from=len(trace.actions),
+                               faults_kept=(len(kept), len(faults)))

@@ -1,0 +1,170 @@
+"""Where chunks of walks run: this process, local worker processes (joblib's loky),
+or a Dask or Ray cluster through joblib's backends for them.
+
+Whatever runs them, chunks come back in walk order, so the files a run writes are
+the same for any backend and worker count. A local worker exits on its own when the
+process that started it is gone (a kill -9 of the run leaves no one to stop it).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from contextlib import contextmanager
+from itertools import islice
+from typing import Iterator
+
+import numpy as np
+
+from kraftwalk.config import RunConfig
+from kraftwalk.errors import UsageError
+from kraftwalk.kernel_inputs import walk_weights
+
+
+def run_walks(seed: int, first: int, count: int, params: np.ndarray,
+              weights: tuple[np.ndarray, bool], features: int):
+    """One task: walks [first, first + count) with ``weights`` (:func:`walk_weights`)
+    -> (first, stats, violations, weights, reach, counts); see
+    kernels.walk.run_chunk_covered."""
+    from kraftwalk.kernels.drivers.walk import run_chunk_covered
+
+    base, swarm = weights
+    return (first, *run_chunk_covered(seed, first, count, params, base, swarm, features))
+
+
+_watched = False
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def run_walks_in_worker(*args):
+    """``run_walks`` in a worker process, which first arranges to exit once its parent
+    is gone (checked twice a second by a daemon thread)."""
+    global _watched
+    if not _watched:
+        _watched = True
+        threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True,
+                         name="kraftwalk-orphan-watch").start()
+    return run_walks(*args)
+
+
+def check_backend(cfg: RunConfig) -> None:
+    """A backend whose package is missing is a usage error, found before any work."""
+    if cfg.backend == "dask":
+        try:
+            import dask.distributed  # noqa: F401
+        except ImportError:
+            raise UsageError("--backend dask needs Dask: pip install 'kraftwalk[dask]'") from None
+    elif cfg.backend == "ray":
+        try:
+            import ray  # noqa: F401
+            import ray.util.joblib  # noqa: F401
+        except ImportError:
+            raise UsageError("--backend ray needs Ray: pip install 'kraftwalk[ray]'") from None
+
+
+_open_sessions: list[tuple[str, int]] = []  # (backend, workers) of the sessions entered
+
+
+@contextmanager
+def backend_session(cfg: RunConfig) -> Iterator[int]:
+    """Connect joblib to the run's backend; yields the number of workers (cores) that
+    run chunks: ``--workers`` locally, the cluster's own count on Dask or Ray. Inside a
+    session of the same backend (a sweep holds one over its cells) the cluster is
+    reused, not started or connected again."""
+    check_backend(cfg)
+    if cfg.backend == "loky":
+        yield cfg.effective_workers
+        return
+    if _open_sessions and _open_sessions[-1][0] == cfg.backend:
+        yield _open_sessions[-1][1]
+        return
+    from joblib import parallel_config
+
+    closing = None
+    if cfg.backend == "dask":
+        from dask.distributed import Client
+
+        address = os.environ.get("DASK_SCHEDULER_ADDRESS")
+        closing = client = (Client(address) if address else
+                            Client(n_workers=cfg.effective_workers, threads_per_worker=1))
+        client.wait_for_workers(1)
+        workers = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+    else:
+        import ray
+        from ray.util.joblib import register_ray
+
+        register_ray()
+        ray.init(address=os.environ.get("RAY_ADDRESS"), ignore_reinit_error=True)
+        workers = int(ray.cluster_resources().get("CPU", 1))
+    _open_sessions.append((cfg.backend, max(workers, 1)))
+    try:
+        with parallel_config(backend=cfg.backend):
+            yield max(workers, 1)
+    finally:
+        _open_sessions.pop()
+        if closing is not None:
+            closing.close()
+
+
+def chunk_ranges(cfg: RunConfig, deadline: float | None, first: int = 0
+                 ) -> Iterator[tuple[int, int]]:
+    """Walk ranges (first, count) from ``first``: up to cfg.walks walks in all, and none
+    started after the deadline (time.monotonic()), whichever comes first."""
+    while True:
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+        count = cfg.chunk_walks
+        if cfg.walks is not None:
+            if first >= cfg.walks:
+                return
+            count = min(count, cfg.walks - first)
+        yield first, count
+        first += count
+
+
+def start_workers(cfg: RunConfig, workers: int, params: np.ndarray, features: int) -> float:
+    """Start the local worker pool and have every worker load the kernels (one walk
+    each, its result dropped) before any walk is timed; seconds taken. A run counts
+    this as start-up, as it does the compile: about a second for two workers, which a
+    20-second run would otherwise book as walks not run. Nothing to do with one worker
+    (the walks run in this process) or on a cluster (its workers are already up)."""
+    if workers == 1 or cfg.backend != "loky":
+        return 0.0
+    from joblib import Parallel, delayed
+
+    t = time.perf_counter()
+    weights = walk_weights(cfg)
+    # the same n_jobs as stream_chunks: joblib reuses this pool for the walks
+    Parallel(n_jobs=workers)(delayed(run_walks_in_worker)(cfg.seed, 0, 1, params, weights, features)
+                             for _ in range(workers))
+    return time.perf_counter() - t
+
+
+def stream_chunks(cfg: RunConfig, params: np.ndarray, features: int, workers: int,
+                  ranges: Iterator[tuple[int, int]]) -> Iterator[tuple]:
+    """(first, stats, viol, weights, reach, counts) for each range, in order, on the backend of
+    ``backend_session`` (entered by the caller). Closing the generator stops the
+    workers."""
+    from joblib import Parallel, delayed
+
+    weights = walk_weights(cfg)
+    if workers == 1 and cfg.backend == "loky":
+        for first, count in ranges:
+            yield run_walks(cfg.seed, first, count, params, weights, features)
+        return
+    tasks = (delayed(run_walks_in_worker)(cfg.seed, first, count, params, weights, features)
+             for first, count in ranges)
+    n_jobs = workers if cfg.backend == "loky" else -1
+    if cfg.backend == "ray":
+        # joblib's Ray backend returns lists only: ordered batches of 2 chunks a worker
+        parallel = Parallel(n_jobs=n_jobs)
+        while batch := list(islice(tasks, 2 * workers)):
+            yield from parallel(batch)
+        return
+    yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(tasks)

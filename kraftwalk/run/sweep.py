@@ -1,0 +1,268 @@
+"""``kraftwalk sweep``: a swarm run per cell of a grid, into one dataset.
+
+::
+
+    SWEEP/
+      sweep.toml        the sweep as run (--resume reads it)
+      sweep.json        status, cells finished, totals; rewritten after every cell
+      summary.parquet   one row per finished or stopped cell: its settings, walks,
+      summary.md        steps, speed, violations, coverage and mean walk statistics
+      walks/voters=5/pre_vote=true/part-*.parquet     hive-partitioned datasets:
+      violations/...    coverage/...                  DuckDB, polars and pandas read
+                                                      each folder as one table
+      cells/voters=5/pre_vote=true/                   each cell's config.toml, run.json
+                                                      and coverage.parquet
+
+Cells run one after another, each on all workers, in grid order. A stopped or killed
+sweep continues with ``--resume``: finished cells are skipped, a cell stopped midway
+resumes after its saved walks (:mod:`kraftwalk.run.resume`), so the sweep ends with the
+same files as one never stopped.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+
+from kraftwalk.storage import rundir
+from kraftwalk.errors import RunStopped, UsageError
+from kraftwalk.storage.output import (
+    markdown_table, write_json_atomic, write_table_atomic, write_text_atomic,
+)
+from kraftwalk.storage.paths import make_new_folder
+from kraftwalk.run.signals import deferred
+from kraftwalk.sweep_spec import Cell, SweepSpec, cell_dir, load_sweep, value_text
+
+SWEEP_FILE = "sweep.toml"
+SWEEP_JSON = "sweep.json"
+SUMMARY = "summary.parquet"
+SUMMARY_MD = "summary.md"
+# Per-walk statistics whose mean over a cell's walks the summary keeps.
+MEAN_STATS = ("elections", "leader_changes", "committed", "disruptions", "max_epoch",
+              "crashes", "truncations")
+
+
+def is_sweep(folder: str | Path) -> bool:
+    return (Path(folder) / SWEEP_JSON).is_file()
+
+
+def cell_layout(sweep: Path, cell: Cell) -> rundir.Layout:
+    return rundir.Layout(cell_dir(sweep, cell), sweep, cell.partition)
+
+
+def cell_means(lay: rundir.Layout, histogram: bool) -> dict[str, float]:
+    """Mean per walk of MEAN_STATS and the share of walks with a disruption, read part
+    by part so that memory does not grow with the cell's walks."""
+    sums = dict.fromkeys(MEAN_STATS, 0.0)
+    disrupted = walks = 0
+    if histogram:
+        t = rundir.read_dataset(lay, rundir.HISTOGRAM).to_pandas()
+        for s in MEAN_STATS:
+            part = t[t["stat"] == s]
+            sums[s] = float((part["value"] * part["count"]).sum())
+        d = t[t["stat"] == "disruptions"]
+        disrupted = int(d[d["value"] > 0]["count"].sum())
+        walks = int(t[t["stat"] == "steps"]["count"].sum())
+    else:
+        for _, _, path in rundir.parts(lay, rundir.WALKS):
+            t = rundir.read_file(path, columns=list(MEAN_STATS))
+            walks += t.num_rows
+            for s in MEAN_STATS:
+                sums[s] += float(np.sum(t.column(s).to_numpy()))
+            disrupted += int(np.count_nonzero(t.column("disruptions").to_numpy()))
+    n = max(walks, 1)
+    out = {f"mean_{s}": sums[s] / n for s in MEAN_STATS}
+    out["share_disrupted"] = disrupted / n
+    return out
+
+
+def summary_row(cell: Cell, res: dict, lay: rundir.Layout) -> dict[str, Any]:
+    """One row of summary.parquet: the cell's grid values, then what it did."""
+    from kraftwalk.vocabulary.properties import INVARIANT_NAMES
+    from kraftwalk.vocabulary.properties import TARGET_NAMES
+
+    by_inv = res.get("violations_by_invariant") or {}
+    first = res.get("first_violations") or []
+    reached = res.get("reached") or {}
+    row: dict[str, Any] = dict(cell.values)
+    row.update({
+        "partition": cell.partition, "status": res.get("status"),
+        "walks": int(res.get("walks", 0)), "steps": int(res.get("steps", 0)),
+        "seconds": float(res.get("seconds", 0.0)),
+        "steps_per_s_per_core": float(res.get("steps_per_s_per_core", 0.0)),
+        "walks_per_s": float(res.get("walks_per_s", 0.0)),
+        "workers": int(res.get("workers", 0)),
+        "jit_seconds": float(res.get("jit_seconds", 0.0)),
+        "violations": int(res.get("violations", 0)),
+        "first_violation_walk": first[0]["walk"] if first else None,
+        "targets_reached": sum(1 for t in TARGET_NAMES if reached.get(t)),
+    })
+    for name in INVARIANT_NAMES:
+        row[f"violations_{name}"] = int(by_inv.get(name, 0))
+    for name in TARGET_NAMES:
+        row[f"reached_{name}"] = int(reached.get(name, 0))
+    row.update(cell_means(lay, cell.config.walk_stats == "histogram"))
+    return row
+
+
+def summary_markdown(rows: list[dict], grid: list[str]) -> str:
+    """The per-cell summary as a Markdown table."""
+    from kraftwalk.vocabulary.properties import TARGET_NAMES
+
+    head = [*grid, "walks", "steps", "steps/s per core", "violations", "targets reached",
+            "elections / walk", "committed / walk", "disruptions / walk"]
+    return markdown_table(head, [
+        [*(value_text(r[k]) for k in grid), f"{r['walks']:,}", f"{r['steps']:,}",
+         f"{r['steps_per_s_per_core']:,.0f}", f"{r['violations']:,}",
+         f"{r['targets_reached']}/{len(TARGET_NAMES)}", f"{r['mean_elections']:.2f}",
+         f"{r['mean_committed']:.2f}", f"{r['mean_disruptions']:.3f}"] for r in rows])
+
+
+def read_summary(sweep: str | Path) -> pa.Table:
+    path = Path(sweep) / SUMMARY
+    if not path.is_file():
+        raise UsageError(f"{sweep} has no {SUMMARY}: no cell of the sweep has finished")
+    return rundir.read_file(path)
+
+
+NEW_SWEEP = ("sweep folder", " (or continue a stopped sweep with --resume)")
+
+
+def resume_spec(out: Path) -> SweepSpec:
+    """The spec of the sweep in ``out``, refused while another process still runs it."""
+    if not (out / SWEEP_FILE).is_file():
+        raise UsageError(f"--resume {out}: not a sweep folder (it has no {SWEEP_FILE})")
+    from kraftwalk.run.resume import running_pid
+
+    pid = running_pid(out, SWEEP_JSON)
+    if pid is not None:
+        raise UsageError(f"--resume {out}: the sweep is still running (pid {pid}); stop it first")
+    return load_sweep(out / SWEEP_FILE)
+
+
+def _drop_cell(out: Path, cell: Cell) -> None:
+    """Forget a cell that never saved its config: its folder and dataset partitions."""
+    shutil.rmtree(cell_dir(out, cell), ignore_errors=True)
+    for ds in rundir.DATASETS:
+        shutil.rmtree(out / ds / cell.partition, ignore_errors=True)
+
+
+def _cell_meta(out: Path, cell: Cell) -> dict:
+    """A cell's run.json, or {} when it has none that reads."""
+    try:
+        meta = json.loads((cell_dir(out, cell) / rundir.RUN_JSON).read_text())
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+OnCell = Callable[[int, int, Cell, str], None]
+
+
+def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
+              on_cell: OnCell | None = None, progress=None, on_phase=None) -> dict:
+    """Run every cell of ``spec`` into the sweep folder ``out``; return sweep.json's dict.
+
+    ``on_cell(index, total, cell, what)`` is told of each cell ("running" when it
+    starts, "finished", or "skipped" when it had finished before a resume);
+    ``progress`` and ``on_phase`` go to each cell's run (:func:`kraftwalk.run.runner.run_swarm`).
+    A signal stops the sweep after saving the running cell's finished chunks;
+    :class:`RunStopped` carries the sweep's dict."""
+    from kraftwalk.run.backends import backend_session
+    from kraftwalk.run.precompile import distinct_variants, precompile, swarm_variant
+    from kraftwalk.run.runner import run_swarm
+
+    out = Path(out)
+    cells = spec.cells()
+    if resume:
+        for p in out.glob(rundir.TMP_PREFIX + "*"):
+            p.unlink(missing_ok=True)
+    else:
+        make_new_folder(out, *NEW_SWEEP)
+        write_text_atomic(out / SWEEP_FILE, spec.to_toml())
+    grid = list(spec.grid)
+    state: dict[str, Any] = {
+        "status": "running", "pid": os.getpid(), "command": spec.command, "grid": spec.grid,
+        "cells": len(cells), "cells_finished": 0, "walks": 0, "steps": 0, "violations": 0,
+        "started_at": _now(), "out_dir": str(out)}
+    rows: list[dict] = []
+    started = time.monotonic()
+
+    def record(status: str | None = None, **extra: Any) -> dict:
+        if status:
+            state["status"] = status
+        state.update(extra, cells_finished=sum(r["status"] == "finished" for r in rows),
+                     walks=sum(r["walks"] for r in rows), steps=sum(r["steps"] for r in rows),
+                     violations=sum(r["violations"] for r in rows),
+                     wall_seconds=time.monotonic() - started, updated_at=_now())
+        if rows:
+            write_table_atomic(out / SUMMARY, pa.Table.from_pylist(rows))
+            write_text_atomic(out / SUMMARY_MD, summary_markdown(rows, grid))
+        write_json_atomic(out / SWEEP_JSON, state)
+        return dict(state)
+
+    record()
+    where = None  # the cell running when a signal came
+    try:
+        todo = [c.config for c in cells
+                if not (resume and _cell_meta(out, c).get("status") == "finished")]
+        variants = distinct_variants(map(swarm_variant, todo))
+        if len(variants) > 1:
+            if on_phase:
+                on_phase("compiling")
+            precompile(variants, todo[0].effective_workers)
+        # One Dask or Ray connection (or local cluster) serves every cell.
+        with backend_session(cells[0].config):
+            for i, cell in enumerate(cells):
+                lay = cell_layout(out, cell)
+                meta = _cell_meta(out, cell) if resume else {}
+                if meta.get("status") == "finished":
+                    rows.append(summary_row(cell, meta, lay))
+                    if on_cell:
+                        on_cell(i, len(cells), cell, "skipped")
+                    continue
+                again = resume and (lay.root / rundir.CONFIG).is_file()
+                if resume and not again:
+                    _drop_cell(out, cell)
+                lay.root.mkdir(parents=True, exist_ok=True)
+                if on_cell:
+                    on_cell(i, len(cells), cell, "running")
+                where = cell.partition
+                try:
+                    cfg = dataclasses.replace(cell.config, out=str(lay.root))
+                    res = run_swarm(cfg, progress, on_phase, resume=again, layout=lay)
+                except RunStopped as stop:
+                    if stop.summary:
+                        rows.append(summary_row(cell, stop.summary, lay))
+                    raise
+                with deferred():  # the cell's row and sweep.json, both or neither
+                    rows.append(summary_row(cell, res, lay))
+                    where = None
+                    record()
+                if on_cell:
+                    on_cell(i, len(cells), cell, "finished")
+    except RunStopped as stop:
+        from kraftwalk.run.runner import STATUS_OF_SIGNAL
+
+        name = signal.Signals(stop.signum).name
+        stop.summary = record(STATUS_OF_SIGNAL.get(name, "stopped"), signal=name,
+                              stopped_in=where)
+        raise
+    except BaseException as e:
+        record("failed", error=" ".join(f"{type(e).__name__}: {e}".split()))
+        raise
+    return record("finished", signal=None)
+
+
+def _now() -> str:
+    from kraftwalk.run.runner import _now as now
+
+    return now()

@@ -1,0 +1,173 @@
+"""Plots: a run's per-walk statistics, and the hunt's time to first violation."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display needed
+import matplotlib.ticker  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from kraftwalk.sweep_spec import value_text  # noqa: E402
+
+RUN_STATS = ("elections", "leader_changes", "committed", "max_epoch", "crashes", "msgs_lost")
+
+
+def _save(fig, path: Path) -> Path:
+    from kraftwalk.storage.output import write_bytes_atomic
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    write_bytes_atomic(path, buf.getvalue())
+    return path
+
+
+def plot_run(run_dir: str | Path, path: str | Path | None = None) -> Path:
+    """Histograms of the main per-walk statistics of a run (its walks or
+    walks_histogram dataset)."""
+    from kraftwalk.storage import rundir
+
+    run = Path(run_dir)
+    path = Path(path) if path else run / "walks.png"
+    counts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if rundir.has_dataset(run, rundir.WALKS):
+        t = rundir.read_dataset(run, rundir.WALKS, columns=list(RUN_STATS))
+        for s in RUN_STATS:
+            vals, cnt = np.unique(t.column(s).to_numpy(), return_counts=True)
+            counts[s] = (vals, cnt)
+    else:
+        t = rundir.read_dataset(run, rundir.HISTOGRAM).to_pandas()
+        t = t.groupby(["stat", "value"], observed=True, as_index=False)["count"].sum()
+        for s in RUN_STATS:
+            part = t[t["stat"] == s]
+            counts[s] = (part["value"].to_numpy(), part["count"].to_numpy())
+    fig, axes = plt.subplots(2, 3, figsize=(12, 6))
+    total = int(counts[RUN_STATS[0]][1].sum())
+    for ax, s in zip(axes.flat, RUN_STATS):
+        vals, cnt = counts[s]
+        ax.bar(vals, cnt / max(total, 1), width=0.9, color="#3b6ea5")
+        ax.set_title(s.replace("_", " "))
+        ax.set_xlabel("per walk")
+        ax.set_ylabel("share of walks")
+    fig.suptitle(f"{run.name}: {total:,} walks")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_hunt(rows: list[dict], path: str | Path, budget: float) -> Path:
+    """Seconds to the first violation per mutation and weights mode, one dot per seed
+    (log scale; hunts that found nothing sit at the budget, hollow)."""
+    mutations = list(dict.fromkeys(r["mutation"] for r in rows))
+    modes = list(dict.fromkeys(r["weights"] for r in rows))
+    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.7 * len(mutations) * len(modes)))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    y = 0
+    ticks, labels = [], []
+    for m in mutations:
+        for j, mode in enumerate(modes):
+            rs = [r for r in rows if r["mutation"] == m and r["weights"] == mode]
+            for r in rs:
+                x = max(r["seconds"], 1e-3)
+                if r["found"]:
+                    ax.plot(x, y, "o", color=colors[j % len(colors)])
+                else:
+                    ax.plot(budget, y, "o", mfc="none", color=colors[j % len(colors)])
+            ticks.append(y)
+            labels.append(f"{m} ({mode})")
+            y += 1
+        y += 0.5
+    ax.set_yticks(ticks, labels)
+    ax.set_xscale("log")
+    ax.axvline(budget, color="grey", ls=":", lw=1)
+    ax.set_xlabel("seconds to the first violation (hollow: none within the budget)")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    return _save(fig, Path(path))
+
+
+def plot_coverage(share: dict[str, dict[str, float]], path: str | Path) -> Path:
+    """Share of walks reaching each target: bars for one run, a heatmap (cells x
+    targets) for a sweep's cells."""
+    labels = list(share)
+    targets = list(next(iter(share.values())))
+    if len(labels) == 1:
+        vals = [share[labels[0]][t] for t in targets]
+        fig, ax = plt.subplots(figsize=(8, 0.35 * len(targets) + 1))
+        ax.barh(targets, [max(v, 1e-7) for v in vals], color="#3b6ea5")
+        ax.set_xscale("log")
+        ax.set_xlabel("share of walks that reached the target (log scale)")
+        ax.invert_yaxis()
+        for y, v in enumerate(vals):
+            ax.text(max(v, 1e-7), y, f" {v:.2%}" if v else " never", va="center", fontsize=8)
+    else:
+        grid = np.array([[share[c][t] for t in targets] for c in labels])
+        fig, ax = plt.subplots(figsize=(1.5 + 0.6 * len(targets), 1.2 + 0.24 * len(labels)))
+        shown = np.log10(np.maximum(grid, 1e-6))
+        im = ax.imshow(shown, aspect="auto", cmap="viridis", vmin=-6, vmax=0)
+        ax.set_xticks(range(len(targets)), targets, rotation=45, ha="right", fontsize=8)
+        ax.set_yticks(range(len(labels)), labels, fontsize=7)
+        for i, j in zip(*np.nonzero(grid == 0)):
+            ax.text(j, i, "×", ha="center", va="center", color="white", fontsize=8)
+        bar = fig.colorbar(im, ax=ax)
+        bar.set_label("share of walks reaching it (log10; × never)")
+    fig.tight_layout()
+    return _save(fig, Path(path))
+
+
+def plot_per_cell(rows: list[dict], grid: dict[str, list], x: str | None,
+                  stats: tuple[str, ...], path: str | Path, ylabel: str) -> Path:
+    """One panel per statistic of a sweep's summary rows: against setting ``x`` with a
+    line per combination of the other settings, or as bars per cell when no setting is
+    numeric."""
+    fig, axes = plt.subplots(1, len(stats), figsize=(4.2 * len(stats) + 1.5, 3.6), squeeze=False)
+    others = [k for k in grid if k != x]
+    for ax, stat in zip(axes[0], stats):
+        if x is None:
+            ax.bar(range(len(rows)), [r[stat] for r in rows], color="#3b6ea5")
+            ax.set_xticks(range(len(rows)), [r["partition"] for r in rows], rotation=60,
+                          ha="right", fontsize=7)
+        else:
+            combos = list(dict.fromkeys(tuple(r[k] for k in others) for r in rows))
+            for combo in combos:
+                pts = sorted((r[x], r[stat]) for r in rows
+                             if tuple(r[k] for k in others) == combo)
+                label = ", ".join(f"{k}={value_text(v)}"
+                                  for k, v in zip(others, combo)) or None
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label)
+            ax.set_xlabel(x)
+            if 0 < len(combos) <= 8 and others:
+                ax.legend(fontsize=7)
+        ax.set_title(stat.replace("mean_", "").replace("_", " "))
+        ax.set_ylabel(ylabel)
+    fig.tight_layout()
+    return _save(fig, Path(path))
+
+
+def plot_election_cdf(cells, path: str | Path, title: str) -> Path:
+    """CDF of the time to elect, one line per cluster size (solid: pre-vote off,
+    dashed: on); ``cells``: (voters, pre_vote, values in ms, walks per value, walks)."""
+    fig, ax = plt.subplots(figsize=(8, 5))
+    colors = plt.get_cmap("viridis")
+    sizes = sorted({c[0] for c in cells})
+    for v, p, vals, cnt, walks in sorted(cells, key=lambda c: (c[0], c[1])):
+        k = sizes.index(v)
+        y = np.cumsum(cnt) / max(walks, 1)  # unmeasured walks keep the curve below 1
+        ax.step(vals, y, where="post", color=colors(k / max(len(sizes) - 1, 1)),
+                linestyle="--" if p else "-", label=f"{v} voters, pre-vote {'on' if p else 'off'}")
+    ax.set_xscale("log")
+    plain = matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}")
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="x", which="minor", labelsize=7)
+    ax.set_xlabel("time to elect a new leader (ms, log scale)")
+    ax.set_ylabel("share of walks")
+    ax.set_ylim(0, 1.01)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    return _save(fig, Path(path))

@@ -1,0 +1,160 @@
+"""Timing parameters of the timed mode: the one place they are defined.
+
+A timed walk reads its parameters from a float64 array ``tp`` indexed by the
+``TP_*`` constants below. :data:`TIMING` lists each with its default (Kafka's
+where Kafka has one), the Kafka setting it stands for and what it means; the
+CLI, the TOML config and the README table are generated from it. Times are in
+milliseconds in :data:`TIMING` and in microseconds inside the kernels.
+"""
+from collections import namedtuple
+
+# ---- latency distributions (one-way, drawn per message, the same for every link) ----
+LAT_FIXED = 0         # always LATENCY_A
+LAT_UNIFORM = 1       # uniform in [LATENCY_A, LATENCY_B)
+LAT_EXPONENTIAL = 2   # LATENCY_A + exponential with mean LATENCY_B
+LAT_LOGNORMAL = 3     # log-normal with median LATENCY_A and shape LATENCY_SIGMA
+LATENCY_NAMES = ("fixed", "uniform", "exponential", "lognormal")
+
+# ---- scenarios: scripts over the same events ---------------------------------------
+SC_COLD_START = 0       # every node starts at once; time to the first leader
+SC_LEADER_CRASH = 1     # steady state, then the leader crashes
+SC_LEADER_ISOLATED = 2  # steady state, then the leader is cut off from every node
+SC_ROLLING_RESTART = 3  # steady state, then each voter in turn is crashed and restarted
+SC_RANDOM_FAULTS = 4    # crashes, partitions, loss bursts for a fault phase; then all heals
+SCENARIO_NAMES = ("cold-start", "leader-crash", "leader-isolated", "rolling-restart",
+                  "random-faults")
+
+Timing = namedtuple("Timing", "name default kafka doc")
+
+# Indices into tp. Order matters only to the kernels; names are what users see.
+TP_ELECTION_TIMEOUT = 0
+TP_FETCH_TIMEOUT = 1
+TP_ELECTION_BACKOFF_MAX = 2
+TP_RETRY_BACKOFF_BASE = 3
+TP_REQUEST_TIMEOUT = 4
+TP_RETRY_BACKOFF = 5
+TP_FETCH_MAX_WAIT = 6
+TP_CHECK_QUORUM_FACTOR = 7
+TP_APPEND_INTERVAL = 8
+TP_FLUSH_DELAY = 9
+TP_LATENCY_KIND = 10
+TP_LATENCY_A = 11
+TP_LATENCY_B = 12
+TP_LOSS = 13
+TP_RANDOM_FETCH_TIMEOUT = 14
+TP_SYNC_TIMERS = 15
+TP_SCENARIO = 16
+TP_SETTLE = 17
+TP_RESTART_DELAY = 18
+TP_ISOLATION = 19
+TP_FAULT_PHASE = 20
+TP_MTBF = 21
+TP_PARTITION_INTERVAL = 22
+TP_PARTITION_DURATION = 23
+TP_LIVENESS_BOUND = 24
+TP_CUT_OFF_SLACK = 25
+TP_OBSERVE = 26
+TP_MAX_TIME = 27
+TP_LATENCY_SIGMA = 28
+TP_BACKOFF_ON_REJECTION = 29
+TP_LOSS_BURST_INTERVAL = 30
+TP_LOSS_BURST_DURATION = 31
+TP_LOSS_BURST_RATE = 32
+TP_WIDTH = 33
+
+TIMING = {
+    TP_ELECTION_TIMEOUT: Timing(
+        "election_timeout_ms", 1000.0, "controller.quorum.election.timeout.ms",
+        "T: each election timer waits uniformly in [T, 2T)"),
+    TP_FETCH_TIMEOUT: Timing(
+        "fetch_timeout_ms", 2000.0, "controller.quorum.fetch.timeout.ms",
+        "a follower that has not fetched successfully for this long starts an election"),
+    TP_ELECTION_BACKOFF_MAX: Timing(
+        "election_backoff_max_ms", 1000.0, "controller.quorum.election.backoff.max.ms",
+        "cap of the exponential backoff after a lost election"),
+    TP_RETRY_BACKOFF_BASE: Timing(
+        "retry_backoff_base_ms", 100.0, "KafkaRaftClient.RETRY_BACKOFF_BASE_MS",
+        "unit of the election backoff: base * uniform{0 .. 2^retries - 1}, capped"),
+    TP_REQUEST_TIMEOUT: Timing(
+        "request_timeout_ms", 2000.0, "controller.quorum.request.timeout.ms",
+        "an unanswered request is sent again after this long"),
+    TP_RETRY_BACKOFF: Timing(
+        "retry_backoff_ms", 20.0, "controller.quorum.retry.backoff.ms",
+        "wait before a request to a node that answered with an error"),
+    TP_FETCH_MAX_WAIT: Timing(
+        "fetch_max_wait_ms", 500.0, "KafkaRaftClient.MAX_FETCH_WAIT_MS",
+        "the leader holds a Fetch with nothing new for this long (0: answer at once)"),
+    TP_CHECK_QUORUM_FACTOR: Timing(
+        "check_quorum_factor", 1.5, "LeaderState.CHECK_QUORUM_TIMEOUT_FACTOR",
+        "the leader resigns after factor x fetch timeout without fetches from a majority"),
+    TP_APPEND_INTERVAL: Timing(
+        "append_interval_ms", 500.0, "metadata.max.idle.interval.ms",
+        "the leader appends a record this often (the controller's no-op record; 0: never)"),
+    TP_FLUSH_DELAY: Timing(
+        "flush_delay_ms", 0.0, "(disk)", "time from a leader's append to its flush"),
+    TP_LATENCY_KIND: Timing(
+        "latency", float(LAT_UNIFORM), "(network)",
+        "one-way latency distribution: " + ", ".join(LATENCY_NAMES)),
+    TP_LATENCY_A: Timing(
+        "latency_a_ms", 1.0, "(network)",
+        "fixed: the latency; uniform: low end; exponential: minimum; lognormal: median"),
+    TP_LATENCY_B: Timing(
+        "latency_b_ms", 5.0, "(network)",
+        "uniform: high end; exponential: mean above the minimum"),
+    TP_LATENCY_SIGMA: Timing(
+        "latency_sigma", 0.5, "(network)", "lognormal: the shape sigma of log(latency)"),
+    TP_LOSS: Timing("loss", 0.0, "(network)", "probability that a message is lost"),
+    TP_BACKOFF_ON_REJECTION: Timing(
+        "backoff_on_rejection", 1.0, "KafkaRaftClient.handleVoteResponse",
+        "1: a candidate that a majority rejected backs off at once and then runs again (Kafka); "
+        "0: it waits for its election timeout (Raft)"),
+    TP_RANDOM_FETCH_TIMEOUT: Timing(
+        "randomized_fetch_timeout", 0.0, "(Raft)",
+        "1: a follower's timer is an election timeout in [T, 2T) (Raft), not the fetch timeout"),
+    TP_SYNC_TIMERS: Timing(
+        "sync_timers", 0.0, "(experiment)",
+        "1: at the scenario's fault every follower's timer restarts at once (Ongaro's setup)"),
+    TP_SCENARIO: Timing(
+        "scenario", float(SC_LEADER_CRASH), "(experiment)",
+        "what the walk does: " + ", ".join(SCENARIO_NAMES)),
+    TP_SETTLE: Timing(
+        "settle_ms", 1000.0, "(experiment)",
+        "after a leader is known to every voter, the fault comes uniformly within this"),
+    TP_RESTART_DELAY: Timing(
+        "restart_delay_ms", 5000.0, "(experiment)",
+        "a crashed node restarts after this long (random-faults: exponential, this mean)"),
+    TP_ISOLATION: Timing(
+        "isolation_ms", 10000.0, "(experiment)", "leader-isolated: the cut heals after this"),
+    TP_FAULT_PHASE: Timing(
+        "fault_phase_ms", 30000.0, "(experiment)",
+        "random-faults: faults happen for this long, then everything heals"),
+    TP_MTBF: Timing(
+        "mtbf_ms", 10000.0, "(experiment)", "random-faults: mean time between a node's crashes"),
+    TP_PARTITION_INTERVAL: Timing(
+        "partition_interval_ms", 10000.0, "(experiment)",
+        "random-faults: mean time between partitions"),
+    TP_PARTITION_DURATION: Timing(
+        "partition_duration_ms", 3000.0, "(experiment)",
+        "random-faults: mean time a partition lasts"),
+    TP_LOSS_BURST_INTERVAL: Timing(
+        "loss_burst_interval_ms", 20000.0, "(experiment)",
+        "random-faults: mean time between message-loss bursts (0: none)"),
+    TP_LOSS_BURST_DURATION: Timing(
+        "loss_burst_duration_ms", 1000.0, "(experiment)", "random-faults: mean length of a burst"),
+    TP_LOSS_BURST_RATE: Timing(
+        "loss_burst_rate", 0.3, "(network)", "probability that a message is lost during a burst"),
+    TP_LIVENESS_BOUND: Timing(
+        "liveness_bound_ms", 30000.0, "(property)",
+        "after healing, a leader known to a majority and a new commit must come within this"),
+    TP_CUT_OFF_SLACK: Timing(
+        "cut_off_slack_ms", 100.0, "(property)",
+        "a leader no majority can reach must resign within check quorum plus this"),
+    TP_OBSERVE: Timing(
+        "observe_ms", 10000.0, "(experiment)",
+        "the walk goes on this long after the scenario is measured (commit latencies)"),
+    TP_MAX_TIME: Timing(
+        "max_time_ms", 600000.0, "(experiment)", "a walk ends at this simulated time at the latest"),
+}
+TIMING_BY_NAME = {t.name: k for k, t in TIMING.items()}
+MAX_TIME_MS = 2_000_000.0  # times are int32 microseconds in messages: stay below 2^31
+
