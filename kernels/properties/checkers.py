@@ -325,53 +325,65 @@ def check_leader_completeness(w, i, checks):
 
 
 @kernel
-def check_leaders(w, extended, checks):
-    """The invariants that relate leaders to other nodes: MajorityReachedHighWatermark
-    for every leader, HighWatermarkMonotonic for the highest-epoch one, and
-    LeaderCompleteness for every leader again when the committed log just grew."""
-    n = w.scal[P_NODES]
-    top = -1
-    for i in range(n):
-        if w.node[UP, i] == 0 or w.node[ROLE, i] != LEADER:
-            continue
-        e = w.node[EPOCH, i]
-        if top == -1 or e > w.node[EPOCH, top]:
-            top = i
-        if extended:
-            check_leader_completeness(w, i, checks)
-        h = w.node[HW, i]
-        if h > 0 and h <= w.node[LOG_END, i] and checks & (1 << MAJORITY_REACHED_HIGH_WATERMARK):
-            hh = w.hashes[LOG_HASH + i, h - 1]
-            count = 0
-            vs = voters(w, i)
-            need = majority(w, i)
-            if checks & RECONFIG:
-                # the set the HW was computed with: a voter added since need not hold it
-                # (a majority of the old set meets every majority of the new one)
-                vs = w.node[GN_HW_VOTERS, i]
-                need = majority_of(vs)
-            for j in range(n):
-                if not (vs >> j) & 1:
-                    continue
-                if w.node[LOG_END, j] >= h and w.hashes[LOG_HASH + j, h - 1] == hh:
-                    count += 1
-                elif checks & DISK_LOSS and view_dir(w, i, j) != w.node[DIR, j]:
-                    # the voter's key names a disk that is gone: it can neither vote nor
-                    # fetch again, so it cannot be part of a majority that lacks the entry
-                    count += 1
-            if count < need:
-                report(w, MAJORITY_REACHED_HIGH_WATERMARK, i, -1, e, h - 1)
+def check_majority_reached_high_watermark(w, i, checks):
+    """MajorityReachedHighWatermark: a majority of leader i's voters hold the entry
+    below its HW (with voter changes, of the set the HW was computed with)."""
+    h = w.node[HW, i]
+    if h > 0 and h <= w.node[LOG_END, i] and checks & (1 << MAJORITY_REACHED_HIGH_WATERMARK):
+        n = w.scal[P_NODES]
+        hh = w.hashes[LOG_HASH + i, h - 1]
+        count = 0
+        vs = voters(w, i)
+        need = majority(w, i)
+        if checks & RECONFIG:
+            # the set the HW was computed with: a voter added since need not hold it
+            # (a majority of the old set meets every majority of the new one)
+            vs = w.node[GN_HW_VOTERS, i]
+            need = majority_of(vs)
+        for j in range(n):
+            if not (vs >> j) & 1:
+                continue
+            if w.node[LOG_END, j] >= h and w.hashes[LOG_HASH + j, h - 1] == hh:
+                count += 1
+            elif checks & DISK_LOSS and view_dir(w, i, j) != w.node[DIR, j]:
+                # the voter's key names a disk that is gone: it can neither vote nor
+                # fetch again, so it cannot be part of a majority that lacks the entry
+                count += 1
+        if count < need:
+            report(w, MAJORITY_REACHED_HIGH_WATERMARK, i, -1, w.node[EPOCH, i], h - 1)
 
-    # HighWatermarkMonotonic, as Kafka's MonotonicHighWatermark: the HW of the
-    # highest-epoch leader never goes down (a stale leader of a lower epoch than
-    # one already seen is not compared).
-    if top >= 0 and w.node[HW, top] >= 0:
+
+@kernel
+def check_high_watermark_monotonic(w, top, checks):
+    """HighWatermarkMonotonic, as Kafka's MonotonicHighWatermark: the HW of the
+    highest-epoch leader (``top``) never goes down (a stale leader of a lower epoch
+    than one already seen is not compared)."""
+    if w.node[HW, top] >= 0:
         e = w.node[EPOCH, top]
         if e >= w.scal[G_LEADER_HW_EPOCH]:
             if w.node[HW, top] < w.scal[G_LEADER_HW] and checks & (1 << HIGH_WATERMARK_MONOTONIC):
                 report(w, HIGH_WATERMARK_MONOTONIC, top, -1, e, w.node[HW, top])
             w.scal[G_LEADER_HW] = w.node[HW, top]
             w.scal[G_LEADER_HW_EPOCH] = e
+
+
+@kernel
+def check_leaders(w, extended, checks):
+    """The invariants that relate leaders to other nodes, leader by leader:
+    LeaderCompleteness again when the committed log just grew, then
+    MajorityReachedHighWatermark; last HighWatermarkMonotonic for the highest-epoch
+    leader."""
+    top = -1
+    for i in range(w.scal[P_NODES]):
+        if w.node[UP, i] == 0 or w.node[ROLE, i] != LEADER:
+            continue
+        if top == -1 or w.node[EPOCH, i] > w.node[EPOCH, top]:
+            top = i
+        if extended:
+            check_leader_completeness(w, i, checks)
+        check_majority_reached_high_watermark(w, i, checks)
+    if top >= 0:
+        check_high_watermark_monotonic(w, top, checks)
 
 
 @kernel

@@ -1,17 +1,22 @@
-"""Shared CLI option types, so every command spells and explains options alike.
+"""The command line's options, declared once, so every command spells and explains
+them alike.
 
-Each option is an ``Annotated`` type whose default is None: None means "not
-given", which lets a ``--config`` TOML file supply the value. The help text
-states the real default, taken from :class:`~kraftwalk.config.RunConfig`.
+Each RunConfig field's option is an ``Annotated`` type whose default is None: None
+means "not given", which lets a ``--config`` TOML file supply the value. The help
+text states the real default, taken from :class:`~kraftwalk.config.RunConfig`.
+A command takes the fields it uses with :func:`config_options`, which adds their
+options and hands the values over as one dict::
 
-Usage in a command::
-
-    def hunt(voters: opts.Voters = None, seed: opts.Seed = None, ...) -> None:
-        cfg = make_config(config, voters=voters, seed=seed, ...)
+    @config_options(*HUNT_KEYS)
+    def hunt(values: dict, config: opts.Config = None, ...) -> None:
+        cfg = make_config(config, uses=HUNT_KEYS, **values)
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -344,6 +349,52 @@ FailOnViolation = Annotated[
         rich_help_panel=PANEL_OUTPUT,
     ),
 ]
+
+
+# Every RunConfig field's option (the command line's name for each is the field's,
+# option_name spells it); a test checks that every field has one.
+CONFIG_OPTIONS: dict[str, Any] = {
+    "voters": Voters, "observers": Observers, "walks": Walks, "depth": Depth, "seed": Seed,
+    "duration": Duration, "workers": Workers, "weights": Weights, "out": Out,
+    "pre_vote": PreVote, "snapshots": Snapshots, "reconfig": Reconfig, "disk_loss": DiskLoss,
+    "mutation": Mutation, "disabled_checks": DisableCheck, "log_capacity": LogCapacity,
+    "msg_slots": MsgSlots, "max_epoch": MaxEpoch, "max_records": MaxRecords,
+    "walk_stats": WalkStats, "backend": Backend, "chunk_walks": ChunkWalks,
+    "flush_seconds": FlushSeconds, "crash_weight": CrashWeight,
+    "partition_weight": PartitionWeight, "lose_weight": LoseWeight,
+    "duplicate_weight": DuplicateWeight,
+}
+
+
+def config_options(*fields: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command the options of these RunConfig fields. The command's own
+    signature leaves them out and takes ``values``: field -> value, None where the
+    option was not given (so --config may supply it), ready for ``make_config``."""
+    unknown = [f for f in fields if f not in CONFIG_OPTIONS]
+    if unknown:
+        raise ValueError(f"no RunConfig option {unknown}")
+
+    def add(command: Callable[..., Any]) -> Callable[..., Any]:
+        own = inspect.signature(command, eval_str=True)
+        kept = [p for p in own.parameters.values() if p.name != "values"]
+        taken = [inspect.Parameter(f, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                   annotation=CONFIG_OPTIONS[f]) for f in fields]
+
+        @functools.wraps(command)
+        def with_options(**kwargs: Any) -> Any:
+            # typer gives [] for a repeatable option never given: that is "not given" too
+            values = {f: kwargs.pop(f) or None if f == "disabled_checks" else kwargs.pop(f)
+                      for f in fields}
+            return command(values=values, **kwargs)
+
+        # the shared options first, as the help lists them; typer passes every one by name
+        params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in taken + kept]
+        with_options.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+        with_options.__annotations__ = {p.name: p.annotation for p in params}
+        with_options.config_fields = fields  # type: ignore[attr-defined]
+        return with_options
+
+    return add
 
 
 def bounded(kind: type, lo: float, hi: float | None = None):

@@ -1,0 +1,58 @@
+"""``kraftwalk bench``: the README's speed figures, measured on this machine."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from kraftwalk.commands import options as opts
+from kraftwalk.commands.hunt import CLUSTER_KEYS
+from kraftwalk.config import make_config
+from kraftwalk.storage.paths import check_output_dir
+
+
+BENCH_KEYS = (*CLUSTER_KEYS, "seed", "weights", "mutation", "chunk_walks")
+
+
+@opts.config_options(*BENCH_KEYS)
+def bench(
+    values: dict[str, Any],
+    config: opts.Config = None,
+    seconds: Annotated[float, typer.Option(
+        "--seconds", parser=opts.bounded(float, 1.0), metavar="SECONDS", help="Length of each timed throughput run, in seconds.")] = 20.0,
+    cold: Annotated[bool, typer.Option(
+        "--cold/--no-cold", help="Also measure a cold JIT compile into an empty cache (~40 s).")] = True,
+    memory_walks: Annotated[Optional[list[int]], typer.Option(
+        "--memory-walks", parser=opts.bounded(int, 1), metavar="N", help="Walk counts of the peak-memory runs; repeat the option "
+        "(default: 100000 and 1000000).")] = None,
+    report: Annotated[Optional[Path], typer.Option(
+        "--out", "--report", help="Folder for bench.json and bench.md, created if missing "
+        "(default: results/; --report: old name).")] = None,
+    timed_only: Annotated[bool, typer.Option(
+        "--timed-only", help="Measure only the timed mode (checked events/s per core, "
+        "walks/s, bytes per walk, JIT) into bench-timed.json and bench-timed.md.")] = False,
+) -> None:
+    """Measure throughput, memory and JIT time on this machine (the README's figures),
+    untimed and timed."""
+    cfg = make_config(config, uses=BENCH_KEYS, **values)
+    check_output_dir(report or Path("results"), "--out")
+    from kraftwalk.run.bench import measure, render_markdown, write_report
+
+    err = Console(stderr=True)
+    if timed_only:
+        from kraftwalk.run.bench import measure_timed, render_timed_markdown
+
+        res = measure_timed(cfg, seconds, log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
+        j, md = write_report(res, report or Path("results"), "bench-timed", render_timed_markdown)
+        Console().print(render_timed_markdown(res))
+        Console().print(f"written: {j}, {md}")
+        return
+    res = measure(cfg, seconds=seconds, cold=cold,
+                  memory_walks=tuple(memory_walks or (100_000, 1_000_000)),
+                  log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
+    j, md = write_report(res, report or Path("results"))
+    Console().print(render_markdown(res))
+    Console().print(f"written: {j}, {md}")

@@ -1,0 +1,108 @@
+"""``kraftwalk elect``: timed walks of a scenario, election times and downtime."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+)
+
+from kraftwalk.commands import options as opts
+from kraftwalk.config import RUNS_DIR
+from kraftwalk.errors import RunStopped
+
+
+def _timing_help() -> str:
+    from kraftwalk.vocabulary.timing import TIMING
+
+    return "; ".join(t.name for t in TIMING.values() if t.name != "scenario")
+
+
+def elect(
+    voters: Annotated[Optional[list[int]], typer.Option(
+        "--voters", parser=opts.parse_int, metavar="N", help="Cluster size (voters, 1..9); "
+        "repeat for several, e.g. --voters 3 --voters 5 (default: 3, 5 and 7).")] = None,
+    pre_vote: Annotated[Optional[list[str]], typer.Option(
+        "--pre-vote", metavar="on|off|both", help="Pre-vote (KIP-996) setting; repeat or say "
+        "both (default: the profile's: both for kafka, off for the Ongaro profiles).")] = None,
+    scenario: Annotated[Optional[str], typer.Option(
+        "--scenario", metavar="NAME", help="What each walk does: cold-start (all nodes start "
+        "at once), leader-crash (steady state, then the leader crashes), leader-isolated "
+        "(the leader is cut off from every node), rolling-restart, random-faults (crashes, "
+        "partitions and message-loss bursts, then everything heals) (default: leader-crash).")] = None,
+    profile: Annotated[Optional[str], typer.Option(
+        "--profile", metavar="NAME", help="Timing profile: kafka (Kafka's defaults), ongaro "
+        "(Raft as in Ongaro's dissertation ch. 9: randomized timers 150-300 ms, no backoff), "
+        "ongaro-wan (timeouts 300-600 ms, latency 30-40 ms) (default: kafka).")] = None,
+    timing: Annotated[Optional[list[str]], typer.Option(
+        "--timing", metavar="NAME=VALUE", help="Override one timing parameter (times in ms; "
+        "repeat for several; the README's timing table says what each means and its Kafka "
+        "config). Names: " + _timing_help() + ".")] = None,
+    walks: Annotated[Optional[int], typer.Option(
+        "--walks", parser=opts.parse_int, metavar="N",
+        help="Walks per cluster size and pre-vote setting (default: 2000).")] = None,
+    seed: opts.Seed = None,
+    workers: opts.Workers = None,
+    observers: Annotated[Optional[int], typer.Option(
+        "--observers", parser=opts.parse_int, metavar="N", help="Observers (brokers "
+        "replicating the log without voting), 0..4 (default: 0).")] = None,
+    mutation: opts.Mutation = None,
+    walk_stats: Annotated[Optional[str], typer.Option(
+        "--walk-stats", metavar="rows|histogram", help="rows: one Parquet row per walk "
+        "(walks/); histogram: how many walks had each value of each statistic, times to the "
+        "millisecond (walks_histogram/), for runs too big for a row per walk (default: "
+        "rows).")] = None,
+    config: Annotated[Optional[Path], typer.Option(
+        "--config", help="TOML file with option values (keys as the option names, a "
+        "\\[timing] table for timing parameters); options given on the command line win. An "
+        "elect folder's config.toml repeats that run.", show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help=f"New folder for the results (default: {RUNS_DIR}/elect-<time>).",
+        show_default=False)] = None,
+) -> None:
+    """Time elections: run a timed scenario per cluster size and pre-vote setting; print
+    election-time percentiles, split votes, downtime and disruptions; write per-walk
+    Parquet, a summary and a CDF plot."""
+    from kraftwalk.config import new_run_id
+    from kraftwalk.elect_config import make_elect_config, parse_timing, pre_vote_values
+    from kraftwalk.storage.paths import make_new_folder
+
+    cfg = make_elect_config(
+        config, voters=tuple(voters or ()), pre_vote=pre_vote_values(pre_vote or []),
+        scenario=scenario, profile=profile, timing=parse_timing(timing or []), walks=walks,
+        seed=seed, workers=workers, observers=observers, mutation=mutation,
+        walk_stats=walk_stats)
+    folder = make_new_folder(out or Path(RUNS_DIR) / f"elect-{new_run_id()}", "folder")
+    from kraftwalk.run.elect import render_markdown, run as run_elect
+
+    n_workers = cfg.effective_workers
+    total = cfg.walks * len(cfg.cells())
+    err = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"),
+                  BarColumn(), TextColumn("{task.completed:,}/{task.total:,} walks"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err,
+                  transient=True) as bar:
+        task = bar.add_task("compiling and running timed walks", total=total)
+
+        def on_cell(cell: dict) -> None:
+            err.print(f"{cell['voters']} voters, pre-vote {'on' if cell['pre_vote'] else 'off'}:"
+                      f" {cell['walks']:,} walks, {cell['events']:,} events in "
+                      f"{cell['seconds']:.1f} s (JIT {cell['jit_seconds']:.1f} s)")
+            bar.update(task, description="running timed walks")
+
+        try:
+            result = run_elect(cfg, folder, n_workers, lambda n: bar.advance(task, n), on_cell)
+        except RunStopped as stop:
+            bar.stop()
+            err.print(f"stopped by {stop}: finished cells summarized in {folder}")
+            raise typer.Exit(128 + stop.signum) from None
+    Console().print(render_markdown(result["summary"], cfg), soft_wrap=True)
+    rate = result["events_per_second"]
+    saved = "walks" if cfg.walk_stats == "rows" else "walks_histogram"
+    Console().print(f"{result['events']:,} events in {result['seconds']:.1f} s"
+                    + (f" ({rate:,} events/s on {n_workers} workers)" if rate else "")
+                    + f"; written to {folder}: {saved}/, summary.md, summary.parquet, "
+                    "violations.parquet, elect-cdf.png, config.toml, run.json")

@@ -1,0 +1,105 @@
+"""``kraftwalk hunt`` (how fast the swarm finds each known bug) and ``kraftwalk
+mutations`` (the known bugs it can switch on)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kraftwalk.commands import options as opts
+from kraftwalk.commands.console import fail
+from kraftwalk.config import fields_of, make_config
+from kraftwalk.errors import RunStopped
+from kraftwalk.storage.paths import check_output_dir
+
+
+# The settings each command takes from a --config file; a run folder's config.toml
+# carries every setting, and the others do not concern the command.
+CLUSTER_KEYS = (*fields_of("cluster", "bounds"), "disabled_checks")  # hunt picks mutations
+HUNT_KEYS = (*CLUSTER_KEYS, "workers", "chunk_walks")
+
+
+@opts.config_options(*HUNT_KEYS)
+def hunt(
+    values: dict[str, Any],
+    mutation: Annotated[Optional[list[str]], typer.Option(
+        "--mutation", help="Mutation to hunt; repeat for several; `none` hunts the correct "
+        "model (it must find nothing).", metavar="NAME")] = None,
+    all_: Annotated[bool, typer.Option(
+        "--all", help="Hunt every mutation: safety ones with the swarm, liveness ones with "
+        "timed walks of the scenario that exposes them.")] = False,
+    seeds: Annotated[int, typer.Option(
+        "--seeds", parser=opts.bounded(int, 1, 1000), metavar="N", help="How many master seeds to hunt with: --first-seed, "
+        "--first-seed + 1, ... (a count, unlike swarm's --seed, which is one seed).")] = 5,
+    first_seed: Annotated[int, typer.Option(
+        "--first-seed", parser=opts.bounded(int, 0, 2**63 - 1001), metavar="SEED", help="The first master seed hunted, so a "
+        "hunt can use seeds the swarm weights were never tuned on.")] = 0,
+    budget: Annotated[float, typer.Option(
+        "--duration", "--budget", parser=opts.bounded(float, 0.1), metavar="SECONDS", help="Seconds each hunt (one mutation, weights "
+        "mode and seed) runs before giving up, as swarm's --duration (--budget: old name).")
+    ] = 600.0,
+    weights: Annotated[Optional[list[str]], typer.Option(
+        "--weights", help="Weights mode: swarm, fixed or uniform; repeat to compare "
+        "(default: swarm).", metavar="MODE")] = None,
+    config: opts.Config = None,
+    report: Annotated[Optional[Path], typer.Option(
+        "--out", "--report", help="Folder for NAME.parquet, NAME.md and NAME.png, created if "
+        "missing (default: results/; --report: old name).")] = None,
+    name: Annotated[str, typer.Option(
+        "--name", help="File name stem of the report: letters, digits, '.', '_', '-'.")] = "hunt",
+) -> None:
+    """Run the swarm until the first violation, per mutation and seed; report the
+    walks, steps and seconds it took (median and range) and the invariant that caught it."""
+    from kraftwalk.vocabulary.mutations import MUTATIONS
+
+    names = list(mutation or [])
+    if all_:
+        names += list(MUTATIONS)
+    if not names:
+        fail("give --mutation NAME (repeatable) or --all")
+    names = list(dict.fromkeys(names))
+    modes = list(dict.fromkeys(weights or ["swarm"]))
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name in (".", ".."):
+        fail(f"--name {name!r} must be a plain file name stem: letters, digits, '.', '_', '-'")
+    base = make_config(config, uses=HUNT_KEYS, **values)
+    check_output_dir(report or Path("results"), "--out")
+    for m in names:  # validate every name before anything runs
+        make_config(None, mutation=m, snapshots=True, reconfig=True, disk_loss=True)
+    for mode in modes:
+        make_config(None, weights=mode)
+    from kraftwalk.run.hunt import hunt as run_hunt, render_markdown, summarize, write_results
+
+    err = Console(stderr=True)
+    rows: list[dict] = []
+    try:
+        run_hunt(base, names, modes, list(range(first_seed, first_seed + seeds)), budget,
+                 log=lambda msg: err.print(escape(msg)), rows=rows)
+    except RunStopped as stop:  # keep the hunts that finished
+        if rows:
+            files = write_results(rows, summarize(rows), budget, report or Path("results"), name)
+            err.print(f"stopped by {stop}: {len(rows)} finished hunts written to "
+                      + ", ".join(str(f) for f in files))
+        raise typer.Exit(128 + stop.signum) from None
+    summary = summarize(rows)
+    files = write_results(rows, summary, budget, report or Path("results"), name)
+    Console().print(render_markdown(summary, budget), soft_wrap=True)
+    Console().print("written: " + ", ".join(str(f) for f in files))
+
+
+def mutations() -> None:
+    """List the known-bug mutations that --mutation can switch on."""
+    from kraftwalk.vocabulary.mutations import MUTATIONS
+
+    table = Table(box=box.SIMPLE, show_header=True)
+    table.add_column("name", style="bold")
+    table.add_column("kind")
+    table.add_column("what it breaks")
+    for m in MUTATIONS.values():
+        table.add_row(m.name, m.kind, m.description)
+    Console().print(table)
