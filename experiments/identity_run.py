@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_speed import checkouts, resolve, swarm  # noqa: E402
 
-from kraftwalk import rundir  # noqa: E402
+from kraftwalk.storage import rundir  # noqa: E402
 
 
 def table(run_dir: Path, dataset: str):
