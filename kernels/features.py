@@ -15,6 +15,7 @@ FULL_CHECKS = SWITCH_BIT["full_checks"]
 SNAPSHOTS = SWITCH_BIT["snapshots"]
 RECONFIG = SWITCH_BIT["reconfig"]
 DISK_LOSS = SWITCH_BIT["disk_loss"]
+KAFKA_17642 = SWITCH_BIT["kafka_17642"]  # a Follower keeps its vote across a restart (4.0+)
 
 MUT_COMMIT_OLD_EPOCH = MUTATION_BIT["commit-old-epoch"]      # Raft Figure 8
 MUT_DOUBLE_VOTE = MUTATION_BIT["double-vote"]

@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from kraftwalk import __version__
-from kraftwalk.commands import bench, elect, hunt, replay, report, swarm, sweep
+from kraftwalk.commands import bench, elect, hunt, replay, report, swarm, sweep, versions
 from kraftwalk.commands.console import EXIT_RUN_ERROR, fail, one_line
 from kraftwalk.errors import RunError, RunStopped, UsageError
 
@@ -106,7 +106,8 @@ def main(
 for command in (swarm.swarm, sweep.sweep, hunt.hunt, replay.replay):
     app.command()(command)
 app.command(name="shrink")(replay.shrink)
-for command in (report.plot, report.report, elect.elect, hunt.mutations, bench.bench):
+for command in (report.plot, report.report, elect.elect, hunt.mutations,
+                versions.versions, bench.bench):
     app.command()(command)
 
 

@@ -25,6 +25,7 @@ from kraftwalk.errors import UsageError
 from kraftwalk.vocabulary.mutations import MUTATION_NAMES, mutation_needs
 from kraftwalk.vocabulary.families import WEIGHT_OPTIONS
 from kraftwalk.vocabulary.properties import INVARIANT_NAMES
+from kraftwalk.vocabulary import releases
 
 # The known-bug mutations (kraftwalk.vocabulary.mutations); looked up at validation time.
 MUTATIONS: tuple[str, ...] = MUTATION_NAMES
@@ -135,7 +136,8 @@ class RunConfig:
     workers: int = _in("execution", 0)
     weights: str = _in("faults", "swarm")
     out: str | None = _in("execution")
-    pre_vote: bool = _in("cluster", True)
+    kafka: str = _in("cluster", releases.DEFAULT)
+    pre_vote: bool | None = _in("cluster")  # None: as the Kafka release has it (on from 4.0)
     snapshots: bool = _in("cluster", False)
     reconfig: bool = _in("cluster", False)
     disk_loss: bool = _in("cluster", False)
@@ -164,6 +166,13 @@ class RunConfig:
         set_ = object.__setattr__  # frozen dataclass: only legal during init
         if isinstance(self.out, os.PathLike):
             set_(self, "out", os.fspath(self.out))
+        if isinstance(self.kafka, (str, int, float)) and not isinstance(self.kafka, bool):
+            try:  # an alias (4.0.0) names its release; a bad value is validate()'s to report
+                set_(self, "kafka", releases.release_of(str(self.kafka)))
+            except ValueError:
+                pass
+        if self.pre_vote is None and self.kafka in releases.RELEASES:
+            set_(self, "pre_vote", releases.has(self.kafka, releases.PRE_VOTE))
         checks = self.disabled_checks
         if isinstance(checks, str):
             checks = (checks,)
@@ -233,6 +242,11 @@ class RunConfig:
                     f"{option_name(name)} must be one of {', '.join(allowed)}, got {value!r}",
                 )
 
+        if self.kafka not in releases.RELEASES:
+            try:
+                releases.release_of(str(self.kafka))
+            except ValueError as e:
+                raise _fail("kafka", str(e)) from None
         if not isinstance(self.pre_vote, bool):
             raise _fail("pre_vote", f"--pre-vote must be true or false, got {self.pre_vote!r}")
         if not isinstance(self.snapshots, bool):

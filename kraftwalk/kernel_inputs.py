@@ -22,7 +22,7 @@ def features_for(cfg: RunConfig) -> int:
     """The compile-time feature mask of a run: its switches, enabled checks, mutation."""
     return feature_mask(pre_vote=cfg.pre_vote, snapshots=cfg.snapshots, reconfig=cfg.reconfig,
                         disk_loss=cfg.disk_loss, mutation=cfg.mutation,
-                        disabled_checks=cfg.disabled_checks)
+                        disabled_checks=cfg.disabled_checks, kafka=cfg.kafka)
 
 
 def params_for(cfg: RunConfig) -> np.ndarray:

@@ -290,3 +290,27 @@ def test_every_option_has_a_group_and_only_execution_is_free_on_resume() -> None
         assert name in fields_of(*WALK_GROUPS), name
     with pytest.raises(ValueError):
         fields_of("no-such-group")
+
+
+# ---- the Kafka release ------------------------------------------------------------------
+def test_the_kafka_release_defaults_to_the_newest_and_sets_pre_vote():
+    from kraftwalk.vocabulary.releases import DEFAULT
+
+    assert RunConfig().kafka == DEFAULT and RunConfig().pre_vote is True
+    assert RunConfig(kafka="3.9").pre_vote is False      # pre-vote came with 4.0
+    assert RunConfig(kafka="4.0.0").kafka == "4.0"      # an alias names its release
+    assert RunConfig(kafka=4.1).kafka == "4.1"          # TOML may write it as a number
+    assert RunConfig(kafka="3.9", pre_vote=True).pre_vote is True  # a variant, asked for
+
+
+def test_an_unknown_kafka_release_is_a_usage_error_naming_the_known_ones():
+    with pytest.raises(UsageError) as e:
+        RunConfig(kafka="5.0")
+    assert "--kafka '5.0'" in str(e.value) and "3.9, 4.0" in str(e.value)
+
+
+def test_the_kafka_release_round_trips_through_config_toml(tmp_path):
+    cfg = RunConfig(kafka="4.0", walks=10)
+    path = tmp_path / "config.toml"
+    path.write_text(cfg.to_toml())
+    assert 'kafka = "4.0"' in path.read_text() and make_config(path) == cfg

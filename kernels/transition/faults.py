@@ -2,7 +2,7 @@
 from ..jit import kernel
 
 from ..protocol.election import maybe_transition_forward, start_election
-from ..features import DISK_LOSS, MUT_RESTARTED_LEADER, MUT_WIPED_SAME_ID, SNAPSHOTS
+from ..features import DISK_LOSS, KAFKA_17642, MUT_RESTARTED_LEADER, MUT_WIPED_SAME_ID, SNAPSHOTS
 from ..state.layout import (
     DIR, DIRTY_FROM, GN_HW_VOTERS, GN_LOADED, GN_PREV_EPOCH,
     GN_PREV_LEADER_EPOCH, GN_PREV_LOG_END, GN_PREV_SNAP_END, G_VOTE, LOG_START, MAX_DIR,
@@ -42,8 +42,8 @@ def restart_node(w, i, features):
     """QuorumState.initialize from the persisted (epoch, leader id, vote), in Kafka's order:
     an epoch behind the log's last epoch -> Unattached in the log's epoch; led this
     epoch -> Resigned (never Leader again: its unflushed tail may be gone); voted for
-    itself and knew no leader -> Candidate in the same epoch; knew a leader -> Follower;
-    else Unattached.
+    itself -> Candidate in the same epoch (before Kafka 4.0: only if it knew no
+    leader); knew a leader -> Follower; else Unattached.
     Volatile state (HW, tallies, replica offsets, connections) starts empty."""
     if w.node[UP, i] == 1:
         return False
@@ -74,9 +74,12 @@ def restart_node(w, i, features):
             w.node[ROLE, i] = RESIGNED
             w.node[ACKED_MASK, i] = 1 << i
             w.node[PREFERRED, i] = other_voters(w, i)
-    elif w.node[VOTED_ID, i] == i and voter and w.node[LEADER_ID, i] < 0:
-        # (FollowerState persists no vote: a candidate that went on to follow the
-        # winner of its epoch comes back a Follower, not a Candidate of that epoch)
+    elif w.node[VOTED_ID, i] == i and voter and (
+            features & KAFKA_17642 or w.node[LEADER_ID, i] < 0):
+        # Voted for itself: Candidate of its epoch. From Kafka 4.0 (KAFKA-17642) a
+        # Follower's quorum state keeps the vote, so this holds even once it followed
+        # the epoch's leader; before, a Follower's state held none and it came back
+        # following that leader.
         w.node[ROLE, i] = CANDIDATE
         w.node[GRANTED, i] = 1 << i
         w.node[LEADER_ID, i] = -1  # CandidateState persists its vote, no leader

@@ -32,6 +32,7 @@ from kraftwalk.config import (
     option_name,
 )
 from kraftwalk.vocabulary.families import weights_help
+from kraftwalk.vocabulary.releases import RELEASES
 
 _D = RunConfig()
 
@@ -158,12 +159,24 @@ Weights = Annotated[
         metavar="swarm|fixed|uniform",
     ),
 ]
+Kafka = Annotated[
+    Optional[str],
+    _option(
+        "kafka",
+        "The Kafka release whose raft/ behaviour the walks follow: "
+        + ", ".join(RELEASES) + " (`kraftwalk versions` lists what changed in each).",
+        _D.kafka,
+        PANEL_CLUSTER,
+        metavar="VERSION",
+    ),
+]
 PreVote = Annotated[
     Optional[bool],
     _option(
         "pre_vote",
-        "Run the pre-vote phase (KIP-996) before elections.",
-        "--pre-vote",
+        "Run the pre-vote phase (KIP-996) before elections; --no-pre-vote with a 4.x "
+        "release is a variant Kafka has no setting for.",
+        "as the release has it: on from Kafka 4.0",
         PANEL_CLUSTER,
         decls=("--pre-vote/--no-pre-vote",),
     ),
@@ -356,7 +369,7 @@ FailOnViolation = Annotated[
 CONFIG_OPTIONS: dict[str, Any] = {
     "voters": Voters, "observers": Observers, "walks": Walks, "depth": Depth, "seed": Seed,
     "duration": Duration, "workers": Workers, "weights": Weights, "out": Out,
-    "pre_vote": PreVote, "snapshots": Snapshots, "reconfig": Reconfig, "disk_loss": DiskLoss,
+    "kafka": Kafka, "pre_vote": PreVote, "snapshots": Snapshots, "reconfig": Reconfig, "disk_loss": DiskLoss,
     "mutation": Mutation, "disabled_checks": DisableCheck, "log_capacity": LogCapacity,
     "msg_slots": MsgSlots, "max_epoch": MaxEpoch, "max_records": MaxRecords,
     "walk_stats": WalkStats, "backend": Backend, "chunk_walks": ChunkWalks,

@@ -23,7 +23,8 @@ from kraftwalk.vocabulary.properties import TARGET_NAMES
 
 def print_summary(result: Mapping[str, Any], console: Console) -> None:
     """Print the runner's result dict as small tables."""
-    title = escape(f"kraftwalk swarm {result.get('run_id', '')}")
+    kafka = f" (Kafka {result['kafka']})" if result.get("kafka") else ""
+    title = escape(f"kraftwalk swarm {result.get('run_id', '')}{kafka}")
     stats = Table(title=title, box=box.SIMPLE, show_header=False, title_justify="left")
     stats.add_column(style="bold")
     stats.add_column(justify="right")

@@ -351,9 +351,9 @@ def render(trace: Trace) -> list[tuple[str, str]]:
     the violation with the offending nodes' final state."""
     lines = []
     cfg = trace.cfg
-    head = (f"walk {trace.walk} of seed {cfg.seed}: {cfg.voters} voters + {cfg.observers} observers, "
-            f"pre-vote {'on' if cfg.pre_vote else 'off'}, mutation {cfg.mutation}, "
-            f"{len(trace.actions)} steps")
+    head = (f"walk {trace.walk} of seed {cfg.seed}: Kafka {cfg.kafka}, {cfg.voters} voters + "
+            f"{cfg.observers} observers, pre-vote {'on' if cfg.pre_vote else 'off'}, "
+            f"mutation {cfg.mutation}, {len(trace.actions)} steps")
     features = [name for name in ("snapshots", "reconfig", "disk_loss") if getattr(cfg, name, False)]
     if features or cfg.disabled_checks:
         head = head.replace(", pre-vote", "".join(f", {f}" for f in features) + ", pre-vote")

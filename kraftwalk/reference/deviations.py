@@ -109,9 +109,13 @@ RESOLVED: tuple[Deviation, ...] = (
         "a Candidate that went on to follow the winner of its epoch kept its own vote, and a "
         "restart made it Candidate of that epoch again; with itself the only voter it then "
         "led an epoch that already had a leader (ElectionSafety)",
-        "FollowerState.election() is withElectedLeader: the quorum-state file of a Follower "
-        "holds no vote, so QuorumState.initialize restarts it as Follower of that leader",
-        "fixed in 0b3bf3e",
+        "Kafka 3.9: FollowerState.election() is withElectedLeader without the vote, so "
+        "QuorumState.initialize restarts it as Follower of that leader. Kafka 4.0 and later "
+        "(KAFKA-17642) keep the vote in the Follower's quorum state and restart it as "
+        "Candidate of the epoch, as the model first did",
+        "not a fix but 3.9's rule, applied to every release by 0b3bf3e; since the release "
+        "switch kafka_17642 each release has its own rule, and the 4.0+ one breaks "
+        "ElectionSafety in Kafka too: results/findings/kafka-17642-restart-as-candidate.md",
     ),
 )
 

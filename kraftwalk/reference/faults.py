@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from kraftwalk.kernels.features import (
-    DISK_LOSS, MUT_RESTARTED_LEADER, MUT_WIPED_SAME_ID, PRE_VOTE, SNAPSHOTS,
+    DISK_LOSS, KAFKA_17642, MUT_RESTARTED_LEADER, MUT_WIPED_SAME_ID, PRE_VOTE, SNAPSHOTS,
 )
 from kraftwalk.kernels.state.layout import (
     CANDIDATE, FOLLOWER, LEADER, MAX_DIR, RESIGNED, UNATTACHED,
@@ -55,9 +55,12 @@ def restart_node(c, node) -> None:
             # Kafka restarts Resigned with an EMPTY successor list, which every voter reads
             # as "position 0": all of them get their fetch timer cut to 0.
             node.successors = frozenset(other_voters(c, node))
-    elif is_voter(c, node) and node.voted_id == node.id and node.leader_id is None:
-        # a Follower's quorum-state file holds no vote: once it knew the epoch's
-        # leader, a candidate comes back following it
+    elif is_voter(c, node) and node.voted_id == node.id and (
+            c.features & KAFKA_17642 or node.leader_id is None):
+        # QuorumState.initialize asks isVotedCandidate before hasLeader. From 4.0
+        # (KAFKA-17642) FollowerState.election() keeps the voted key, so a candidate that
+        # went on to follow its epoch's leader comes back Candidate; in 3.9 a Follower's
+        # quorum-state file held no vote, and it came back following that leader.
         node.role = CANDIDATE
         node.granted = {node.id}
         node.leader_id = None   # CandidateState.election() persists no leader

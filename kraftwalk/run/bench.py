@@ -60,7 +60,8 @@ def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
     from kraftwalk.run.runner import versions
 
     common = {k: getattr(base, k) for k in (
-        "voters", "observers", "depth", "seed", "weights", "pre_vote", "snapshots", "reconfig", "disk_loss", "mutation",
+        "kafka", "voters", "observers", "depth", "seed", "weights", "pre_vote", "snapshots",
+        "reconfig", "disk_loss", "mutation",
         "log_capacity", "msg_slots", "max_epoch", "max_records", "chunk_walks")}
     common["disabled_checks"] = list(base.disabled_checks)
     out: dict = {"config": common, "cpu_count": os.cpu_count(), "versions": versions()}

@@ -53,7 +53,8 @@ def first_violation(row: dict, chunks, names, start: float) -> dict:
 
 
 def new_row(cfg: RunConfig, mode: str, budget: float) -> dict:
-    return {"mutation": cfg.mutation, "weights": mode, "seed": cfg.seed, "found": False,
+    return {"kafka": cfg.kafka, "mutation": cfg.mutation, "weights": mode, "seed": cfg.seed,
+            "found": False,
             "invariant": None, "walk": None, "walks": 0, "steps": 0, "seconds": budget}
 
 
@@ -162,7 +163,8 @@ def summarize(rows: list[dict]) -> list[dict]:
         found = [r for r in rs if r["found"]]
         secs = [r["seconds"] for r in found]
         out.append({
-            "mutation": m, "weights": mode, "seeds": len(rs), "found": len(found),
+            "kafka": rs[0].get("kafka", ""), "mutation": m, "weights": mode, "seeds": len(rs),
+            "found": len(found),
             "invariants": ", ".join(sorted({r["invariant"] for r in found})) or "-",
             "median_seconds": statistics.median(secs) if secs else None,
             "min_seconds": min(secs) if secs else None,
@@ -186,7 +188,8 @@ def render_markdown(summary: list[dict], budget: float) -> str:
             f"{f(s['median_seconds'], '.2f')} | {f(s['min_seconds'], '.2f')}-{f(s['max_seconds'], '.2f')} | "
             f"{f(s['median_walks'], ',.0f')} | {f(s['median_steps'], ',.0f')} | "
             f"{s['steps_checked']:,} |")
-    lines.append(f"\nBudget {budget:g} s per hunt; seconds exclude JIT.")
+    kafka = f"Kafka {summary[0]['kafka']}; " if summary and summary[0].get("kafka") else ""
+    lines.append(f"\n{kafka}budget {budget:g} s per hunt; seconds exclude JIT.")
     return "\n".join(lines) + "\n"
 
 

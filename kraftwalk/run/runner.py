@@ -189,7 +189,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
         if status:
             state["status"] = status
         summary = {
-            **state, "walks_saved": saver.saved if saver else start,
+            **state, "kafka": cfg.kafka, "walks_saved": saver.saved if saver else start,
             "saved_in": [str(lay.dataset(d)) for d in rundir.DATASETS
                          if lay.dataset(d).is_dir()],
             "seconds": prior_seconds + run_s, "steps_per_s": session["steps"] / run_s,

@@ -70,6 +70,7 @@ def violations_table(cfg: RunConfig, run_id: str, first: int, viol: np.ndarray,
     for key in CONFIG_COLUMNS:
         cols[key] = pa.array(np.full(n, getattr(cfg, key), dtype=np.int32))
     cols["pre_vote"] = pa.array(np.full(n, cfg.pre_vote, dtype=bool))
+    cols["kafka"] = constant(cfg.kafka, n)
     cols["mutation"] = constant(cfg.mutation, n)
     cols["weights"] = constant(cfg.weights, n)
     cols["disabled_checks"] = pa.array([list(cfg.disabled_checks)] * n, pa.list_(pa.string()))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .mutations import mutation_bit
 from .properties import INVARIANT_NAMES, LIVENESS_NAMES
+from .releases import DEFAULT, switches
 
 CHECKS_MASK = (1 << 32) - 1
 
@@ -43,6 +44,12 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("disk_loss", 1 << 37,
            "disk loss with directory ids (KIP-853): a node's disk is replaced and it starts "
            "empty under a new directory id; votes, Fetch and the HW check replica keys"),
+    # Kafka's releases (releases.py): each modelled change of raft/ behaviour, on in the
+    # releases that have it
+    Switch("kafka_17642", 1 << 38,
+           "KAFKA-17642 (Kafka 4.0): a Follower's quorum state keeps its vote, so a voter "
+           "that voted for itself and then followed the epoch's leader restarts as "
+           "Candidate of that epoch"),
 )
 SWITCH_BIT: dict[str, int] = {s.name: s.bit for s in SWITCHES}
 # The switches a run's settings turn on (the others are the tools' own: trace, full checks).
@@ -51,12 +58,16 @@ RUN_SWITCHES = ("pre_vote", "snapshots", "reconfig", "disk_loss")
 
 def feature_mask(*, pre_vote: bool, snapshots: bool = False, reconfig: bool = False,
                  disk_loss: bool = False, mutation: str = "none",
-                 disabled_checks: tuple = (), liveness: bool = False) -> int:
-    """The mask of a run: its switches, every invariant check but the disabled ones,
-    the liveness checks when ``liveness`` (timed walks), and its mutation."""
+                 disabled_checks: tuple = (), liveness: bool = False,
+                 kafka: str = DEFAULT) -> int:
+    """The mask of a run: its switches, the Kafka release's (pre-vote is its own
+    option), every invariant check but the disabled ones, the liveness checks when
+    ``liveness`` (timed walks), and its mutation."""
     on = {"pre_vote": pre_vote, "snapshots": snapshots, "reconfig": reconfig,
           "disk_loss": disk_loss}
     mask = sum(SWITCH_BIT[name] for name in RUN_SWITCHES if on[name])
+    mask |= sum(SWITCH_BIT[name] for name, yes in switches(kafka).items()
+                if yes and name not in RUN_SWITCHES)
     for bit, name in enumerate(INVARIANT_NAMES):
         if name not in disabled_checks:
             mask |= 1 << bit

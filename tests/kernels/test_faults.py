@@ -9,7 +9,7 @@ from conftest import (
     F, F_NOPV, F_RESTARTED_LEADER, act, cluster_with_leader, craft, deliver, duplicate, elect,
     fetch_round, flush, fresh, log_of, lose, msgs, send, settle, timeout, violation, vote_round,
 )
-from kraftwalk.kernels.properties.checkers import LEADER_APPEND_ONLY
+from kraftwalk.kernels.properties.checkers import ELECTION_SAFETY, LEADER_APPEND_ONLY
 from kraftwalk.kernels.state.layout import (
     ACKED_MASK, CANDIDATE, EPOCH, FETCH_REQUEST, FETCH_RESPONSE, FLUSHED_END, FOLLOWER, GRANTED,
     HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LINKS, LOG_END, N_MSGS, PREFERRED, PROSPECTIVE,
@@ -248,19 +248,58 @@ def test_a_full_network_drops_new_messages_and_refuses_duplicates():
     assert w.scal[N_MSGS] == 2 and w.scal[S_MSGS_DROPPED_FULL] == 1
 
 
-def test_restarted_candidate_that_followed_the_winner_comes_back_a_follower():
-    """FollowerState persists (epoch, leader) and no vote: a Candidate that went on to
-    follow the winner of its epoch restarts as that leader's Follower, not as a Candidate
-    of an epoch that has a leader."""
-    f = F_NOPV
+# A voter that voted for itself in epoch 1 and then followed leader 0 of that epoch.
+def _followed_after_voting_for_itself(f):
     w = fresh()
-    timeout(w, 0, f)
-    timeout(w, 1, f)                                  # both Candidates of epoch 1
-    vote_round(w, 0, 2, f)                            # 0 leads epoch 1
-    send(w, 0, 1, f)
-    deliver(w, BEGIN_QUORUM_EPOCH_REQUEST, 0, 1, f)
+    timeout(w, 0, F_NOPV)
+    timeout(w, 1, F_NOPV)                             # both Candidates of epoch 1
+    vote_round(w, 0, 2, F_NOPV)                       # 0 leads epoch 1
+    send(w, 0, 1, F_NOPV)
+    deliver(w, BEGIN_QUORUM_EPOCH_REQUEST, 0, 1, F_NOPV)
     assert w.node[ROLE, 1] == FOLLOWER and persisted(w, 1) == (1, 1, 0)
     crash(w, 1, f)
-    restart(w, 1, f)
+    return w
+
+
+def test_restarted_candidate_that_followed_the_winner_comes_back_a_follower_in_kafka_3_9():
+    """Kafka 3.9: FollowerState persists (epoch, leader) and no vote: a Candidate that
+    went on to follow the winner of its epoch restarts as that leader's Follower, not as
+    a Candidate of an epoch that has a leader."""
+    w = _followed_after_voting_for_itself(F_NOPV)
+    restart(w, 1, F_NOPV)
     assert w.node[ROLE, 1] == FOLLOWER
     assert persisted(w, 1) == (1, 1, 0)
+
+
+def test_from_kafka_4_0_a_follower_that_voted_for_itself_restarts_as_candidate():
+    """KAFKA-17642 (4.0): FollowerState.election() keeps the voted key, and
+    QuorumState.initialize asks isVotedCandidate before hasLeader, so the node comes
+    back Candidate of epoch 1; CandidateState's election persists no leader."""
+    w = _followed_after_voting_for_itself(F)
+    restart(w, 1, F)
+    assert w.node[ROLE, 1] == CANDIDATE and w.node[GRANTED, 1] == 1 << 1
+    assert persisted(w, 1) == (1, 1, -1)
+
+
+def test_from_kafka_4_0_the_only_voter_in_its_view_then_leads_an_epoch_that_has_a_leader():
+    """KafkaRaftClient.initialize: a restarted Candidate whose own vote is a majority
+    becomes Leader at once. Here node 1's view of the voters is {1} (its log's latest
+    VotersRecord, crafted), so it leads epoch 1, which node 0 leads: ElectionSafety."""
+    from kraftwalk.kernels.state.layout import VOTERS, VOTER_COUNT
+
+    w = _followed_after_voting_for_itself(F)
+    craft(w, 1, VOTERS=1 << 1, VOTER_COUNT=1)
+    restart(w, 1, F, expect=ELECTION_SAFETY + 1)
+    assert w.node[ROLE, 1] == LEADER and w.node[EPOCH, 1] == 1
+    assert w.node[ROLE, 0] == LEADER and w.node[EPOCH, 0] == 1
+
+
+def test_kafka_3_9_restarts_the_only_voter_in_its_view_as_a_follower_electing_a_new_epoch():
+    """Before 4.0 the Follower's state held no vote: it comes back Follower of 0 and,
+    the only voter in its view, elects itself in epoch 2, not in epoch 1."""
+    from kraftwalk.kernels.state.layout import VOTERS, VOTER_COUNT
+
+    w = _followed_after_voting_for_itself(F_NOPV)
+    craft(w, 1, VOTERS=1 << 1, VOTER_COUNT=1)
+    restart(w, 1, F_NOPV)
+    assert w.node[ROLE, 1] == LEADER and w.node[EPOCH, 1] == 2

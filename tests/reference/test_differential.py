@@ -37,7 +37,7 @@ from kraftwalk.kernels.properties.checkers import (
 from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT,
     MUT_RESTARTED_LEADER, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW,
-    MUT_TWO_PENDING_CHANGES, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
+    KAFKA_17642, MUT_TWO_PENDING_CHANGES, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.state.layout import (
     BOUND_EPOCH, BOUND_LOG, BOUND_NAMES, BOUND_NONE, BOUND_STUCK, REACHED, S_BOUND_HIT,
@@ -58,8 +58,8 @@ from kraftwalk.reference.from_kernel import kernel_snapshot
 
 # The feature masks of the kernel tests (tests/kernels/conftest.py): each distinct mask
 # is a Numba compile, so the suites share them.
-F = PRE_VOTE | ALL_CHECKS
-F_NOPV = ALL_CHECKS
+F = PRE_VOTE | KAFKA_17642 | ALL_CHECKS     # Kafka 4.0 and later
+F_NOPV = ALL_CHECKS                         # Kafka 3.9
 F_DOUBLE_VOTE = F | MUT_DOUBLE_VOTE
 F_COMMIT_OLD_EPOCH = F | MUT_COMMIT_OLD_EPOCH
 F_RESTARTED_LEADER = F | MUT_RESTARTED_LEADER
@@ -102,12 +102,18 @@ CONFIGS = {
     "3v1o-snapshots": (_params(3, 1, snapshots=True), F_SNAPSHOTS,
                        {"stats": {"snapshots", "snapshots_loaded"}}),
     # voter changes: observers added, voters removed, a leader removing itself
-    "3v2o-reconfig": (_params(3, 2), F_RECONFIG, {"stats": {"voter_changes"}}),
+    # (from Kafka 4.0 a restart can elect a second leader of an epoch once voter changes
+    # leave a node alone in its view: results/findings/kafka-17642-restart-as-candidate.md)
+    "3v2o-reconfig": (_params(3, 2), F_RECONFIG, {"stats": {"voter_changes"},
+                                                  "may": {"ElectionSafety"}}),
+    "3v2o-reconfig-kafka-3.9": (_params(3, 2), F_RECONFIG & ~KAFKA_17642,
+                                {"stats": {"voter_changes"}}),
     # disk loss with directory ids: wiped nodes restart as observers under a new key, and
     # voter changes remove the old key and add the new one
     "3v2o-reconfig-disk-loss": (_params(3, 2), F_RECONFIG | DISK_LOSS,
                                 {"stats": {"voter_changes", "disk_losses"},
-                                 "targets": {"DiskLost", "WipedVoterReadded"}}),
+                                 "targets": {"DiskLost", "WipedVoterReadded"},
+                                 "may": {"ElectionSafety"}}),
 }
 
 # Long suite only (three more masks to compile): each mutation with the check that catches
@@ -304,7 +310,8 @@ def test_kernel_and_reference_agree(name, capsys):
     assert expect.get("stats", set()) <= seen_stats, (name, seen_stats)
     assert expect.get("targets", set()) <= seen_targets, (name, seen_targets)
     if not expect.get("violations"):
-        assert not seen_violations, f"{name}: the unmutated protocol broke {seen_violations}"
+        broke = seen_violations - expect.get("may", set())
+        assert not broke, f"{name}: the unmutated protocol broke {broke}"
 
 
 @pytest.mark.parametrize("features", [F, F_RECONFIG])

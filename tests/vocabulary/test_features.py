@@ -40,12 +40,14 @@ def test_mutations_are_well_formed():
 
 
 def test_a_runs_settings_make_its_mask():
-    base = V.feature_mask(pre_vote=False)
+    base = V.feature_mask(pre_vote=False, kafka="3.9")  # the oldest release: no switches
     assert base == (1 << len(INVARIANT_NAMES)) - 1
-    assert V.feature_mask(pre_vote=True) == base | V.SWITCH_BIT["pre_vote"]
-    off = V.feature_mask(pre_vote=False, disabled_checks=("LogMatching",))
+    assert V.feature_mask(pre_vote=True, kafka="3.9") == base | V.SWITCH_BIT["pre_vote"]
+    assert V.feature_mask(pre_vote=False) == base | V.SWITCH_BIT["kafka_17642"]  # newest
+    off = V.feature_mask(pre_vote=False, kafka="3.9", disabled_checks=("LogMatching",))
     assert off == base & ~(1 << INVARIANT_NAMES.index("LogMatching"))
-    both = V.feature_mask(pre_vote=False, snapshots=True, mutation="snapshot-above-hw")
+    both = V.feature_mask(pre_vote=False, kafka="3.9", snapshots=True,
+                          mutation="snapshot-above-hw")
     assert both == base | V.SWITCH_BIT["snapshots"] | MUTATION_BIT["snapshot-above-hw"]
-    timed = V.feature_mask(pre_vote=False, liveness=True)
+    timed = V.feature_mask(pre_vote=False, kafka="3.9", liveness=True)
     assert timed == (1 << (len(INVARIANT_NAMES) + len(LIVENESS_NAMES))) - 1
