@@ -6,7 +6,8 @@
 
 so every figure in the README is the output of a command in this repository
 (experiments/readme_figures.sh writes results/); and the tables of properties from
-their registry (``<!-- properties:always -->``: kraftwalk.vocabulary.properties).
+their registry (``<!-- properties:always -->``: kraftwalk.vocabulary.properties), and
+the Kafka releases' changes from theirs (``<!-- releases -->``: kraftwalk.vocabulary.releases).
 """
 import re
 import sys
@@ -33,7 +34,14 @@ def properties(m: re.Match) -> str:
     return f"<!-- properties:{m.group(1)} -->\n{markdown_table(m.group(1))}\n<!-- end -->"
 
 
+def releases(m: re.Match) -> str:
+    from kraftwalk.vocabulary.releases import markdown_table
+
+    return f"<!-- releases -->\n{markdown_table()}\n<!-- end -->"
+
+
 new = re.sub(r"<!-- (results/[^ ]+) -->\n.*?<!-- end -->", fill, text, flags=re.S)
 new = re.sub(r"<!-- properties:(\w+) -->\n.*?<!-- end -->", properties, new, flags=re.S)
+new = re.sub(r"<!-- releases -->\n.*?<!-- end -->", releases, new, flags=re.S)
 readme.write_text(new)
 print("README.md updated" if new != text else "README.md unchanged")
