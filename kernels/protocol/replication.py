@@ -29,7 +29,9 @@ from .quorum_state import (
     validate_leader_only_request,
 )
 from .snapshots import fetch_needs_snapshot
-from ..state.voters import is_voter, key_matches, majority, other_voters, view_dir, voters
+from ..state.voters import (
+    is_voter, key_matches, majority, other_voters, view_dir, voter_count, voters,
+)
 
 
 # ---------------------------------------------------------------- follower side
@@ -271,7 +273,9 @@ def finish_poll(w, i, features):
 def check_quorum_enabled(w, i, features):
     if features & MUT_NO_CHECK_QUORUM:
         return False  # known bug: the timer is never checked
-    return w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and other_voters(w, i) != 0
+    # LeaderState.timeUntilCheckQuorumExpires: never with one voter in the set, even one
+    # that is not the leader (a leader that removed itself while one voter remains)
+    return w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and voter_count(w, i) > 1
 
 
 @kernel

@@ -117,6 +117,16 @@ RESOLVED: tuple[Deviation, ...] = (
         "switch kafka_17642 each release has its own rule, and the 4.0+ one breaks "
         "ElectionSafety in Kafka too: results/findings/kafka-17642-restart-as-candidate.md",
     ),
+    # Found while following the KAFKA-17642 finding through Kafka's code (both models).
+    Deviation(
+        "check_quorum_with_the_leader_outside_a_one_voter_set",
+        "kernels/protocol/replication.py check_quorum_enabled (`other_voters != 0`)",
+        "a leader that removed itself, leaving one other voter, resigned when that voter "
+        "stopped fetching",
+        "LeaderState.timeUntilCheckQuorumExpires is Long.MAX_VALUE whenever the voter set "
+        "has one member, whether or not the leader is that member: it keeps leading",
+        "fixed with the release switches (voter_count > 1)",
+    ),
 )
 
 # Every open disagreement: what a ReferenceCluster adopts to behave exactly like the kernel.

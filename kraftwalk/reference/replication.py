@@ -213,7 +213,9 @@ def finish_poll(c, node) -> None:
 def check_quorum_enabled(c, node) -> bool:
     if c.features & MUT_NO_CHECK_QUORUM:
         return False   # known bug: the timer is never checked
-    return node.up and node.role == LEADER and bool(other_voters(c, node))
+    # LeaderState.timeUntilCheckQuorumExpires: a one-voter set never expires, whether or
+    # not the leader is that voter
+    return node.up and node.role == LEADER and len(voters(c, node)) > 1
 
 
 def check_quorum_expired(c, node) -> None:

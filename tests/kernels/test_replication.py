@@ -355,3 +355,20 @@ def test_truncate_to_end_offset(log, div, expected):
     truncate_to_end_offset(w, 1, *div, 0)
     assert log_of(w, 1) == log[:expected]
     assert w.scal[S_TRUNCATIONS] == (1 if expected < len(log) else 0)
+
+
+def test_check_quorum_never_expires_for_a_one_voter_set_the_leader_is_not_in():
+    """LeaderState.timeUntilCheckQuorumExpires is Long.MAX_VALUE whenever the voter set
+    has one member, even when the leader removed itself and that member is another node;
+    with two voters it runs."""
+    from kraftwalk.kernels.protocol.replication import check_quorum_enabled
+    from kraftwalk.kernels.state.layout import VOTERS, VOTER_COUNT
+
+    w = cluster_with_leader()
+    leader = next(i for i in range(4) if w.node[ROLE, i] == LEADER)
+    other = next(i for i in range(3) if i != leader)
+    assert check_quorum_enabled(w, leader, F)
+    craft(w, leader, VOTERS=1 << other, VOTER_COUNT=1)
+    assert not check_quorum_enabled(w, leader, F)
+    craft(w, leader, VOTERS=(1 << other) | (1 << leader), VOTER_COUNT=2)
+    assert check_quorum_enabled(w, leader, F)
