@@ -103,6 +103,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--extra", default="", help="further swarm options, e.g. '--voters 5'")
+    ap.add_argument("--new-extra", default="",
+                    help="options for the new side only, e.g. one the old checkout lacks "
+                    "that makes it walk as the old one does ('--kafka 3.9 --pre-vote')")
     ap.add_argument("--out", type=Path, default=Path.cwd(),
                     help="folder for the tables (default: the working directory)")
     ap.add_argument("--timed", action="store_true",
@@ -119,6 +122,9 @@ def main() -> None:
         ap.error(f"--old and --new are both {args.old} with the same variables: nothing to compare")
     names = {k: " ".join([rev, *(f"{a}={b}" for a, b in envs[k].items())])
              for k, rev in (("old", args.old), ("new", args.new))}
+    side = {"old": [], "new": args.new_extra.split()}
+    if side["new"]:
+        names["new"] += " " + args.new_extra
     run_args = ["--walks", str(args.walks), "--workers", str(args.workers), *args.extra.split()]
     one = ["--walks", "1", "--workers", "1", *args.extra.split()]
     run, unit, what = swarm, "checked steps/s", "kraftwalk swarm"
@@ -131,17 +137,17 @@ def main() -> None:
         cold, warm = {}, {}
         for label in ("old", "new"):
             cache = where / f"cache-{label}"
-            cold[label] = run(pys[label], where / f"cold-{label}", one, cache,
+            cold[label] = run(pys[label], where / f"cold-{label}", one + side[label], cache,
                               envs[label])["jit_seconds"]
-            warm[label] = run(pys[label], where / f"warm-{label}", one, cache,
+            warm[label] = run(pys[label], where / f"warm-{label}", one + side[label], cache,
                               envs[label])["jit_seconds"]
             print(f"{label}: cold JIT {cold[label]:.1f} s, warm load {warm[label]:.2f} s",
                   flush=True)
         rates = {"old": [], "new": []}
         for r in range(args.rounds):
             for label in ("old", "new"):
-                res = run(pys[label], where / f"{label}-{r}", run_args, where / f"cache-{label}",
-                          envs[label])
+                res = run(pys[label], where / f"{label}-{r}", run_args + side[label],
+                          where / f"cache-{label}", envs[label])
                 rates[label].append(res["steps_per_s_per_core"])
                 print(f"round {r + 1} {label}: {rates[label][-1]:,.0f} {unit} per core",
                       flush=True)
