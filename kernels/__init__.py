@@ -22,7 +22,7 @@ import sys
 
 # old flat name -> where the module lives now
 MOVED = {
-    "hooks": "jit.hooks", "plain": "jit.plain", "bundle": "jit.bundle",
+    "hooks": "jit.hooks", "plain": "jit.plain", "bundle": "jit.bundles",
     "link_only": "jit.link_only", "numba_cache": "jit.numba_cache",
     "cache_lock": "jit.cache_lock", "numba_switch": "jit.numba_switch",
     "layout": "state.layout", "rng": "state.rng", "network": "state.network",

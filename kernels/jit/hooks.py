@@ -28,7 +28,7 @@ from numba.core.compiler_machinery import FunctionPass, PassManager, register_pa
 from numba.core.registry import CPUDispatcher
 from numba.core.untyped_passes import RewriteSemanticConstants
 
-from . import bundle as _bundle, cache_lock, link_only
+from . import bundles as _bundle, cache_lock, link_only
 from .cache_lock import KernelCache
 from .link_only import EntryLibrary, LinkOnlyCache, LinkOnlyLibrary
 from .numba_cache import kernel_cache_dir

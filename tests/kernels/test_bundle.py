@@ -8,7 +8,7 @@ import pytest
 from numba import typeof
 
 from kraftwalk.kernels import jit
-from kraftwalk.kernels.jit.bundle import BundleType, bundle
+from kraftwalk.kernels.jit.bundles import BundleType, bundle
 from kraftwalk.kernels.jit import entry, kernel
 from kraftwalk.kernels.state.layout import Walk, alloc_walk, make_params
 from kraftwalk.kernels.transition import N_FAMILIES

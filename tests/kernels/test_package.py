@@ -30,3 +30,16 @@ def test_every_module_has_one_name_only():
 def test_an_unknown_name_still_fails():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("kraftwalk.kernels.no_such_module")
+
+
+def test_no_jit_submodule_shadows_a_name_the_jit_package_exports():
+    """Importing a submodule sets it as an attribute of its package: one named like an
+    exported function (bundle) would replace that function for every later import."""
+    import types
+
+    from kraftwalk.kernels import jit
+
+    for m in pkgutil.iter_modules(jit.__path__):
+        importlib.import_module(f"{jit.__name__}.{m.name}")
+    for name in ("kernel", "entry", "bundle", "call_with_features", "literally"):
+        assert not isinstance(getattr(jit, name), types.ModuleType), name
