@@ -29,7 +29,7 @@ from ..state.layout import (
     P_NODES, RESIGNED, ROLE, S_STEPS, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE,
 )
 from ..properties.liveness import PRE_VOTE_ISOLATED_NEVER_CANDIDATE, inbound_voters, two_way_voters, violate
-from ..state.voters import in_voters, is_voter, majority, popcount, voter_count
+from ..state.voters import checks_quorum, in_voters, is_voter, majority, popcount
 from ..protocol.replication import flush_enabled
 from ..state.rng import rand_unit
 from kraftwalk.vocabulary.timing import (
@@ -103,7 +103,7 @@ def enter_role(w, c, i, features):
     if r == FOLLOWER:
         c.node[DL_TIMER, i] = now + follower_timeout(w, c)
     elif r == LEADER:
-        if voter_count(w, i) > 1:  # as check_quorum_enabled: a one-voter set never expires
+        if checks_quorum(w, i):
             c.node[DL_CHECK_QUORUM, i] = now + check_quorum_timeout(c)
     elif is_voter(w, i):
         c.node[DL_TIMER, i] = now + election_timeout(w, c)

@@ -32,7 +32,7 @@ from ..state.layout import (
     ROLE, UP,
 )
 from kraftwalk.vocabulary.timing import TP_CHECK_QUORUM_FACTOR, TP_CUT_OFF_SLACK, TP_FETCH_TIMEOUT
-from ..state.voters import majority, other_voters, voter_count, voters
+from ..state.voters import checks_quorum, majority, voter_count, voters
 
 # Ids of the liveness properties (after the invariants'): the registry's order
 # (kraftwalk.vocabulary.properties).
@@ -109,7 +109,7 @@ def track_reachability(w, c):
     and note each prospective voter that now reaches a majority both ways."""
     now = c.t[NOW]
     for i in range(w.scal[P_NODES]):
-        leads = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and other_voters(w, i) != 0
+        leads = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and checks_quorum(w, i)
         if leads and inbound_voters(w, i) < majority(w, i):
             if c.node[CUT_SINCE, i] < 0:
                 c.node[CUT_SINCE, i] = now

@@ -30,7 +30,7 @@ from .quorum_state import (
 )
 from .snapshots import fetch_needs_snapshot
 from ..state.voters import (
-    is_voter, key_matches, majority, other_voters, view_dir, voter_count, voters,
+    checks_quorum, is_voter, key_matches, majority, other_voters, view_dir, voters,
 )
 
 
@@ -273,9 +273,7 @@ def finish_poll(w, i, features):
 def check_quorum_enabled(w, i, features):
     if features & MUT_NO_CHECK_QUORUM:
         return False  # known bug: the timer is never checked
-    # LeaderState.timeUntilCheckQuorumExpires: never with one voter in the set, even one
-    # that is not the leader (a leader that removed itself while one voter remains)
-    return w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and voter_count(w, i) > 1
+    return w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and checks_quorum(w, i)
 
 
 @kernel

@@ -54,6 +54,13 @@ def voter_count(w, i):
 
 
 @kernel
+def checks_quorum(w, i):
+    """Does leader i's check-quorum timer run? LeaderState.timeUntilCheckQuorumExpires
+    never expires for a one-voter set, whether or not the leader is that voter."""
+    return w.node[VOTER_COUNT, i] > 1
+
+
+@kernel
 def majority(w, i):
     """The size of a majority of node i's voter set."""
     return w.node[VOTER_COUNT, i] // 2 + 1
