@@ -9,12 +9,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from kraftwalk.commands import options as opts
-from kraftwalk.commands.hunt import CLUSTER_KEYS
 from kraftwalk.config import make_config
 from kraftwalk.storage.paths import check_output_dir
 
 
-BENCH_KEYS = (*CLUSTER_KEYS, "seed", "weights", "mutation", "chunk_walks")
+BENCH_KEYS = (*opts.CLUSTER_KEYS, "seed", "weights", "mutation", "chunk_walks")
 
 
 @opts.config_options(*BENCH_KEYS)

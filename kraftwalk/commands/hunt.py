@@ -14,15 +14,12 @@ from rich.table import Table
 
 from kraftwalk.commands import options as opts
 from kraftwalk.commands.console import fail
-from kraftwalk.config import fields_of, make_config
+from kraftwalk.config import make_config
 from kraftwalk.errors import RunStopped
 from kraftwalk.storage.paths import check_output_dir
 
 
-# The settings each command takes from a --config file; a run folder's config.toml
-# carries every setting, and the others do not concern the command.
-CLUSTER_KEYS = (*fields_of("cluster", "bounds"), "disabled_checks")  # hunt picks mutations
-HUNT_KEYS = (*CLUSTER_KEYS, "workers", "chunk_walks")
+HUNT_KEYS = (*opts.CLUSTER_KEYS, "workers", "chunk_walks")  # hunt picks the mutations
 
 
 @opts.config_options(*HUNT_KEYS)

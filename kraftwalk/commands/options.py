@@ -29,6 +29,7 @@ from kraftwalk.config import (
     INVARIANTS,
     RUNS_DIR,
     RunConfig,
+    fields_of,
     option_name,
 )
 from kraftwalk.vocabulary.families import weights_help
@@ -377,6 +378,12 @@ CONFIG_OPTIONS: dict[str, Any] = {
     "partition_weight": PartitionWeight, "lose_weight": LoseWeight,
     "duplicate_weight": DuplicateWeight,
 }
+
+
+# The settings a command takes from a --config file (a run folder's config.toml carries
+# every setting; the others do not concern the command): the cluster and its bounds,
+# and the checks turned off, shared by hunt and bench, which add their own.
+CLUSTER_KEYS = (*fields_of("cluster", "bounds"), "disabled_checks")
 
 
 def config_options(*fields: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -6,7 +6,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from kraftwalk.vocabulary.releases import ALIASES, DEFAULT, QUIET, RELEASES, new_in
+from kraftwalk.vocabulary.releases import ALIASES, DEFAULT, table as releases_table
 
 
 def versions() -> None:
@@ -18,14 +18,11 @@ def versions() -> None:
     table.add_column("change")
     table.add_column("from this release on")
     table.add_column("modelled")
-    for r in RELEASES:
-        changes = new_in(r)
-        name = r + (" (default)" if r == DEFAULT else "")
-        if not changes:
-            table.add_row(name, "-", QUIET.get(r, "no change to the behaviour modelled"), "")
-        for k, c in enumerate(changes):
-            table.add_row(name if k == 0 else "", c.issue, c.now,
-                          f"yes ({c.switch})" if c.switch else f"not yet: {c.model}")
+    shown = None
+    for release, change, now, _, modelled in releases_table():
+        name = "" if release == shown else release + (" (default)" if release == DEFAULT else "")
+        shown = release
+        table.add_row(name, change, now, modelled)
     console = Console()
     console.print(table)
     aliases = ", ".join(f"{a} = {r}" for a, r in ALIASES.items())

@@ -109,15 +109,23 @@ def new_in(release: str) -> tuple[Change, ...]:
     return tuple(c for c in CHANGES if c.since == release_of(release))
 
 
-def markdown_table() -> str:
-    """Every release and the changes it brought, as ``kraftwalk versions`` and the
-    README show them."""
-    rows = ["| release | change | from this release on | before | modelled |",
-            "|---|---|---|---|---|"]
+def table(code=str) -> list[tuple[str, str, str, str, str]]:
+    """(release, change, from this release on, before, modelled), release by release:
+    a row per change, one for a release that changed nothing modelled (``QUIET``);
+    ``code`` formats a switch's name."""
+    rows = []
     for r in RELEASES:
         if r in QUIET:
-            rows.append(f"| {r} | - | {QUIET[r]} | | |")
+            rows.append((r, "-", QUIET[r], "", ""))
         for c in new_in(r):
-            modelled = f"yes (`{c.switch}`)" if c.switch else f"not yet: {c.model}"
-            rows.append(f"| {r} | {c.issue} | {c.now} | {c.before} | {modelled} |")
-    return "\n".join(rows)
+            modelled = f"yes ({code(c.switch)})" if c.switch else f"not yet: {c.model}"
+            rows.append((r, c.issue, c.now, c.before, modelled))
+    return rows
+
+
+def markdown_table() -> str:
+    """:func:`table` as the README shows it."""
+    head = ["| release | change | from this release on | before | modelled |",
+            "|---|---|---|---|---|"]
+    return "\n".join(head + ["| " + " | ".join(row) + " |"
+                              for row in table(lambda s: f"`{s}`")])
