@@ -7,7 +7,8 @@
 so every figure in the README is the output of a command in this repository
 (experiments/readme_figures.sh writes results/); and the tables of properties from
 their registry (``<!-- properties:always -->``: kraftwalk.vocabulary.properties), and
-the Kafka releases' changes from theirs (``<!-- releases -->``: kraftwalk.vocabulary.releases).
+the Kafka releases' changes from theirs (``<!-- releases -->``: kraftwalk.vocabulary.releases),
+and the model's differences from every release (``<!-- differences -->``).
 """
 import re
 import sys
@@ -40,8 +41,15 @@ def releases(m: re.Match) -> str:
     return f"<!-- releases -->\n{markdown_table()}\n<!-- end -->"
 
 
+def differences(m: re.Match) -> str:
+    from kraftwalk.vocabulary.differences import markdown_table
+
+    return f"<!-- differences -->\n{markdown_table()}\n<!-- end -->"
+
+
 new = re.sub(r"<!-- (results/[^ ]+) -->\n.*?<!-- end -->", fill, text, flags=re.S)
 new = re.sub(r"<!-- properties:(\w+) -->\n.*?<!-- end -->", properties, new, flags=re.S)
 new = re.sub(r"<!-- releases -->\n.*?<!-- end -->", releases, new, flags=re.S)
+new = re.sub(r"<!-- differences -->\n.*?<!-- end -->", differences, new, flags=re.S)
 readme.write_text(new)
 print("README.md updated" if new != text else "README.md unchanged")

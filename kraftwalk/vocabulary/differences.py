@@ -1,0 +1,152 @@
+"""Every deliberate difference between the model and the Kafka release it models.
+
+A change of behaviour between releases is a record in :mod:`.releases` (a switch, a
+timing rule, or "not modelled yet" with what the model does instead). What is here
+differs from *every* release: a simplification, a scenario choice, or a convention.
+Each says what Kafka does (class and method of raft/), what the model does, why, and
+what it costs: ``timing`` (a statistic of ``kraftwalk elect`` moves; no checker can
+see it), ``coverage`` (a path the swarm reaches less often than Kafka would) or
+``convention`` (Kafka stops a node where the model goes on, so that a checker reports
+the broken promise instead). None may hide a state that an invariant would flag;
+the one that could (``crash_guards``) is there so that the checker sees it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Difference:
+    name: str
+    kafka: str   # what every modelled release does
+    model: str   # what the model does instead
+    why: str
+    cost: str    # timing | coverage | convention
+
+
+DIFFERENCES: tuple[Difference, ...] = (
+    Difference(
+        "unattached_timer_carry_over",
+        "QuorumState.transitionToUnattached keeps the remaining election time of a "
+        "Candidate, Prospective, Unattached or Resigned node (a Prospective whose pre-vote "
+        "timed out runs again at once)",
+        "every transition to Unattached draws a fresh election timeout",
+        "not yet modelled: the timed chooser keeps one timer per role",
+        "timing"),
+    Difference(
+        "begin_quorum_epoch_heartbeat",
+        "the leader sends BeginQuorumEpoch every fetch timeout / 2 (KAFKA-16536, 3.9; to "
+        "voters that have not fetched lately from 4.2, KAFKA-16926); a node that sees a "
+        "second leader of its epoch stops (hasConsistentLeader)",
+        "BeginQuorumEpoch goes to each voter until it acknowledges",
+        "not yet modelled (releases.py lists both changes); the heartbeat only speeds "
+        "discovery, and a second leader is what ElectionSafety flags either way",
+        "timing"),
+    Difference(
+        "end_quorum_epoch_successors",
+        "a resigning leader orders its successors by descending fetch offset "
+        "(LeaderState); a restarted former leader resigns with an empty list, so every "
+        "follower times out at once",
+        "successors in node-id order; a restarted leader names every other voter",
+        "not yet modelled: the order only staggers the followers' timers",
+        "timing"),
+    Difference(
+        "held_fetch_stale_success",
+        "a leader deposed to Unattached by a higher-epoch Vote keeps its fetch purgatory: "
+        "held fetches expire up to 500 ms later as 'success, leader = me'",
+        "a leader's held fetches are answered at once when its role changes",
+        "the model answers a held fetch from the state it releases it in",
+        "timing"),
+    Difference(
+        "append_linger",
+        "the leader batches appends for quorum.append.linger.ms (25 ms) before it writes "
+        "them",
+        "an append is written at once",
+        "the linger delays every commit by the same amount; it would only shift 'commit ms'",
+        "timing"),
+    Difference(
+        "prospective_keeps_timer_on_grant",
+        "a Prospective that grants a standard vote becomes a new ProspectiveState with a "
+        "fresh timer",
+        "it keeps its timer",
+        "not yet modelled",
+        "timing"),
+    Difference(
+        "follower_bootstrap_fallback",
+        "a Follower whose request to its leader timed out or failed fetches from a random "
+        "bootstrap voter (maybeSendFetchToBestNode); the retry backoff follows only a "
+        "response its handler could not use",
+        "a Follower fetches only its leader; the 20 ms retry backoff follows any error",
+        "not yet modelled",
+        "timing"),
+    Difference(
+        "observer_fetch_timeout",
+        "no release turns an observer Unattached when its fetch times out (4.0-4.1 fetch "
+        "a bootstrap voter as Follower; 4.2 on use maybeSendFetchToBestNode)",
+        "an observer whose fetch times out becomes Unattached of its epoch (unmerged "
+        "pull request #22111)",
+        "observers are not voters: no election, vote or commit depends on them; their "
+        "high-watermark lag is all that moves",
+        "timing"),
+    Difference(
+        "resigned_removed_leader_timer",
+        "ResignedState always has an election timer: on expiry, Unattached of the next "
+        "epoch",
+        "in timed walks a leader that removed itself and resigned gets no timer (only "
+        "voters have election timers) and stays Resigned; the untimed swarm times it out",
+        "timed walks have no voter changes today",
+        "timing"),
+    Difference(
+        "snapshot_offers",
+        "a Fetch at offset 0 is told of the latest snapshot whenever one exists "
+        "(KAFKA-15078), and validateOffsetAndEpoch offers it to a fetch behind the earliest "
+        "snapshot, also while the log still starts at 0",
+        "a snapshot is offered only once the leader has cleaned its log below it",
+        "not yet modelled: the install path itself is Kafka's",
+        "coverage"),
+    Difference(
+        "add_voter_caught_up",
+        "AddVoter waits until the new voter is caught up (LeaderState.isReplicaCaughtUp: "
+        "reached the leader's end within the last hour) and an ApiVersions round trip; "
+        "UpdateVoter also appends a VotersRecord",
+        "AddVoter needs the new voter to have fetched in this epoch; no UpdateVoter",
+        "the preconditions that keep voter sets overlapping (no pending change, HW "
+        "established, an entry of the leader's epoch committed) are Kafka's",
+        "coverage"),
+    Difference(
+        "restart_leader_outside_voter_set",
+        "QuorumState.initialize (3.9 on): a node whose stored leader is not in its latest "
+        "voter set restarts Unattached, keeping the leader and vote it stored",
+        "it restarts as Follower of that leader",
+        "not yet modelled. The model's Follower grants no standard vote in its epoch, "
+        "where Kafka's Unattached node without a vote may: the swarm does not explore "
+        "that vote (open question for the safety hunt)",
+        "coverage"),
+    Difference(
+        "rolling_restart_by_crash",
+        "an operator's rolling restart shuts a node down gracefully (a leader resigns "
+        "with EndQuorumEpoch first)",
+        "the rolling-restart scenario crashes each voter in turn",
+        "a scenario choice: the worst case of a restart",
+        "timing"),
+    Difference(
+        "crash_guards",
+        "Kafka throws (and the node stops) on a truncation below the high watermark, a "
+        "follower's high watermark moving back, a second leader of its epoch "
+        "(hasConsistentLeader), a restart as Candidate of a node no longer a voter, and "
+        "the other IllegalStateException guards of QuorumState",
+        "the node goes on",
+        "so that the checkers report the broken promise (LeaderCompleteness, "
+        "HighWatermarkMonotonic, ElectionSafety, ...) rather than the walk ending quietly",
+        "convention"),
+)
+
+BY_NAME = {d.name: d for d in DIFFERENCES}
+COSTS = ("timing", "coverage", "convention")
+
+
+def markdown_table() -> str:
+    """The README's table of differences."""
+    rows = ["| difference | Kafka | the model | why | cost |", "|---|---|---|---|---|"]
+    rows += [f"| `{d.name}` | {d.kafka} | {d.model} | {d.why} | {d.cost} |" for d in DIFFERENCES]
+    return "\n".join(rows)
