@@ -6,15 +6,16 @@ defines them (kraftwalk.vocabulary.timing.TIMING), and what each profile changes
 """
 from pathlib import Path
 
-from kraftwalk.elect_config import PROFILE_HELP, PROFILES
-from kraftwalk.vocabulary.timing import LATENCY_NAMES, SCENARIO_NAMES, TIMING, TP_LATENCY_KIND
+from kraftwalk.elect_config import NAMED_VALUES, PROFILE_HELP, PROFILES
+from kraftwalk.vocabulary.releases import DEFAULT, timing as release_timing
+from kraftwalk.vocabulary.timing import SCENARIO_NAMES, TIMING
 from kraftwalk.storage.output import markdown_table, write_text_atomic
 
 
 def default_text(k, t) -> str:
-    if k == TP_LATENCY_KIND:
-        return LATENCY_NAMES[int(t.default)]
-    return f"{t.default:g}"
+    value = NAMED_VALUES[t.name][int(t.default)] if t.name in NAMED_VALUES else f"{t.default:g}"
+    return value + (f" (Kafka {DEFAULT}; set by `--kafka`)" if t.name in release_timing(DEFAULT)
+                    else "")
 
 
 def main() -> None:

@@ -14,8 +14,9 @@ from typing import Any
 from kraftwalk.config import effective_workers
 from kraftwalk.errors import UsageError
 from kraftwalk.vocabulary.timing import (
-    LATENCY_NAMES, MAX_TIME_MS, SCENARIO_NAMES, TIMING, TIMING_BY_NAME, TP_LATENCY_KIND,
+    ELECTION_LOSS_NAMES, LATENCY_NAMES, MAX_TIME_MS, SCENARIO_NAMES, TIMING, TIMING_BY_NAME,
 )
+from kraftwalk.vocabulary import releases
 from kraftwalk.vocabulary.mutations import MUTATION_NAMES
 
 # Timing profiles: overrides of Kafka's defaults, with the pre-vote settings they run.
@@ -27,27 +28,32 @@ PROFILES: dict[str, dict[str, Any]] = {
     # expires (no backoff, not even after a rejection), no pre-vote, no held fetches
     # (a heartbeat is answered at once).
     "ongaro": {"election_timeout_ms": 150.0, "randomized_fetch_timeout": 1.0,
-               "sync_timers": 1.0, "election_backoff_max_ms": 0.0, "backoff_on_rejection": 0.0,
-               "fetch_max_wait_ms": 0.0, "latency": "fixed", "latency_a_ms": 1.0},
+               "sync_timers": 1.0, "election_backoff_max_ms": 0.0, "election_loss": "wait",
+               "candidate_timeout_backoff": 0.0, "fetch_max_wait_ms": 0.0, "latency": "fixed", "latency_a_ms": 1.0},
     # The dissertation's simulated WAN: timeouts 300-600 ms, one-way latency 30-40 ms.
     "ongaro-wan": {"election_timeout_ms": 300.0, "randomized_fetch_timeout": 1.0,
                    "sync_timers": 1.0, "election_backoff_max_ms": 0.0,
-                   "backoff_on_rejection": 0.0, "fetch_max_wait_ms": 0.0, "latency": "uniform",
+                   "election_loss": "wait", "candidate_timeout_backoff": 0.0,
+                   "fetch_max_wait_ms": 0.0, "latency": "uniform",
                    "latency_a_ms": 30.0, "latency_b_ms": 40.0},
 }
-PROFILE_PRE_VOTE = {"kafka": (False, True), "ongaro": (False,), "ongaro-wan": (False,)}
+# Pre-vote of a profile's walks (None: the Kafka release's)
+PROFILE_PRE_VOTE = {"kafka": None, "ongaro": (False,), "ongaro-wan": (False,)}
 PROFILE_HELP = {
-    "kafka": "Kafka's defaults (each value's config name in the README's timing table)",
+    "kafka": "Kafka's defaults, and the release's rules (--kafka; each value's config name "
+             "in the README's timing table)",
     "ongaro": "Raft as in Ongaro's dissertation ch. 9: randomized follower timers "
               "150-300 ms restarted together, no backoff, no pre-vote, 1 ms latency",
     "ongaro-wan": "the dissertation's simulated WAN: timeouts 300-600 ms, latency 30-40 ms",
 }
 # Parameters given as names rather than numbers.
-NAMED_VALUES = {"latency": LATENCY_NAMES, "scenario": SCENARIO_NAMES}
+NAMED_VALUES = {"latency": LATENCY_NAMES, "scenario": SCENARIO_NAMES,
+                "election_loss": ELECTION_LOSS_NAMES}
 # Flags (0 or 1) and values that are fractions rather than times.
-FLAGS = ("randomized_fetch_timeout", "sync_timers", "backoff_on_rejection")
+FLAGS = ("randomized_fetch_timeout", "sync_timers", "candidate_timeout_backoff")
 MAX_VOTERS, MAX_OBSERVERS = 9, 4
-KEYS = ("voters", "observers", "pre_vote", "scenario", "profile", "walks", "seed", "workers",
+KEYS = ("kafka", "voters", "observers", "pre_vote", "scenario", "profile", "walks", "seed",
+        "workers",
         "mutation", "chunk_walks", "depth", "walk_stats", "timing")
 WALK_STATS = ("rows", "histogram")
 
@@ -98,9 +104,10 @@ def parse_timing(items: list[str]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ElectConfig:
+    kafka: tuple[str, ...] = (releases.DEFAULT,)  # the Kafka releases whose rules walks follow
     voters: tuple[int, ...] = (3, 5, 7)
     observers: int = 0
-    pre_vote: tuple[bool, ...] = ()     # empty: the profile's
+    pre_vote: tuple[bool, ...] = ()     # empty: the profile's (kafka: each release's)
     scenario: str = "leader-crash"
     profile: str = "kafka"
     walks: int = 2000
@@ -117,8 +124,14 @@ class ElectConfig:
         object.__setattr__(self, "voters", tuple(v))
         pv = self.pre_vote if isinstance(self.pre_vote, (list, tuple)) else (self.pre_vote,)
         object.__setattr__(self, "pre_vote", tuple(pv))
+        k = self.kafka if isinstance(self.kafka, (list, tuple)) else (self.kafka,)
+        try:
+            k = tuple(dict.fromkeys(releases.release_of(str(r)) for r in k))
+        except ValueError as err:
+            raise _fail(str(err)) from None
+        object.__setattr__(self, "kafka", k or (releases.DEFAULT,))
         self.validate()
-        if not self.pre_vote:
+        if not self.pre_vote and PROFILE_PRE_VOTE[self.profile]:
             object.__setattr__(self, "pre_vote", PROFILE_PRE_VOTE[self.profile])
         object.__setattr__(self, "voters", tuple(dict.fromkeys(self.voters)))
         object.__setattr__(self, "timing", {  # canonical values: numbers, or names
@@ -157,10 +170,30 @@ class ElectConfig:
             raise _fail(f"--timing latency_b_ms={t['latency_b_ms']} is below latency_a_ms="
                         f"{t['latency_a_ms']}; a uniform latency needs low <= high")
 
-    def timing_ms(self) -> dict[str, Any]:
-        """Every timing parameter as the walk gets it: defaults < profile < overrides."""
+    @property
+    def release(self) -> str:
+        """The one release of a config made for one cell's release (``for_release``)."""
+        if len(self.kafka) != 1:
+            raise ValueError(f"a config of releases {self.kafka} has no one release")
+        return self.kafka[0]
+
+    def for_release(self, kafka: str) -> "ElectConfig":
+        """This config for one of its releases, with that release's pre-vote."""
+        import dataclasses
+
+        return dataclasses.replace(self, kafka=(kafka,), pre_vote=self.pre_votes(kafka))
+
+    def pre_votes(self, kafka: str) -> tuple[bool, ...]:
+        """The pre-vote settings a release's walks run: as given, else the release's."""
+        return self.pre_vote or (releases.has(kafka, releases.PRE_VOTE),)
+
+    def timing_ms(self, kafka: str | None = None) -> dict[str, Any]:
+        """Every timing parameter as a walk of release ``kafka`` (default: the first)
+        gets it: Kafka's defaults < the release's rules < profile < overrides."""
         out: dict[str, Any] = {t.name: t.default for t in TIMING.values()}
-        out["latency"] = LATENCY_NAMES[int(TIMING[TP_LATENCY_KIND].default)]
+        for name, names in NAMED_VALUES.items():
+            out[name] = names[int(TIMING[TIMING_BY_NAME[name]].default)]
+        out.update(releases.timing(kafka or self.kafka[0]))
         out["scenario"] = self.scenario
         out.update(PROFILES[self.profile])
         out.update(self.timing)
@@ -170,8 +203,9 @@ class ElectConfig:
     def effective_workers(self) -> int:
         return effective_workers(self.workers)
 
-    def cells(self) -> list[tuple[int, bool]]:
-        return [(v, p) for v in self.voters for p in self.pre_vote]
+    def cells(self) -> list[tuple[str, int, bool]]:
+        """(release, voters, pre-vote) of every cell, in the order they run."""
+        return [(k, v, p) for k in self.kafka for v in self.voters for p in self.pre_votes(k)]
 
     def to_toml(self) -> str:
         from kraftwalk.config import _toml_value
@@ -182,13 +216,19 @@ class ElectConfig:
                 continue
             value = getattr(self, key)
             if key == "pre_vote":
+                if not value:
+                    continue  # each release's own
                 value = ["on" if p else "off" for p in value]
-            elif key == "voters":
+            elif key in ("voters", "kafka"):
                 value = list(value)
             lines.append(f"{key.replace('_', '-')} = {_toml_value(value)}")
         lines.append("\n[timing]  # every parameter as this run used it (profile included)")
+        rules = [n for n in releases.timing(self.kafka[0])
+                 if n not in self.timing and n not in PROFILES[self.profile]]
+        if rules:
+            lines.append(f"# {', '.join(rules)}: as the release has it (kafka above)")
         for name, value in self.timing_ms().items():
-            if name != "scenario":
+            if name != "scenario" and name not in rules:
                 lines.append(f"{name} = {_toml_value(value)}")
         return "\n".join(lines) + "\n"
 
@@ -234,7 +274,18 @@ def load_elect_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
                     "NAME = VALUE")
     if "scenario" in timing:
         raise _fail(f"scenario is set at the top of config file {shown!r}, not under [timing]")
+    legacy_timing(timing)
     return out
+
+
+def legacy_timing(timing: dict[str, Any]) -> None:
+    """A run folder written before the lost-election rule followed the release: its
+    ``backoff_on_rejection`` flag is ``election_loss``, and its timed-out Candidates
+    backed off (3.9's rule), so the folder replays as it ran."""
+    if "backoff_on_rejection" in timing:
+        flag = timing.pop("backoff_on_rejection")
+        timing.setdefault("election_loss", "wait" if flag in (0, 0.0, "0") else "backoff")
+        timing.setdefault("candidate_timeout_backoff", 1.0)
 
 
 def make_elect_config(toml_path=None, **cli: Any) -> ElectConfig:

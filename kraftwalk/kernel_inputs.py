@@ -11,6 +11,7 @@ import numpy as np
 from kraftwalk.config import RunConfig
 from kraftwalk.elect_config import ElectConfig, timing_value
 from kraftwalk.vocabulary.features import feature_mask
+from kraftwalk.vocabulary.releases import DEFAULT
 from kraftwalk.vocabulary.timing import SCENARIO_NAMES, TIMING, TIMING_BY_NAME, TP_WIDTH
 
 # Kernel bounds of a timed walk: enough log and message room for any scenario's length.
@@ -63,9 +64,10 @@ def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
 
 
 # ---- timed walks ---------------------------------------------------------------
-def timed_features(pre_vote: bool, mutation: str) -> int:
-    """Compile-time features of a timed walk: every safety and liveness check on."""
-    return feature_mask(pre_vote=pre_vote, mutation=mutation, liveness=True)
+def timed_features(pre_vote: bool, mutation: str, kafka: str = DEFAULT) -> int:
+    """Compile-time features of a timed walk: the release's switches, every safety and
+    liveness check on (the release's timing rules are in its ``tp``)."""
+    return feature_mask(pre_vote=pre_vote, mutation=mutation, liveness=True, kafka=kafka)
 
 
 def timing_params(ecfg: ElectConfig) -> np.ndarray:

@@ -306,7 +306,7 @@ def test_the_kafka_release_defaults_to_the_newest_and_sets_pre_vote():
 def test_an_unknown_kafka_release_is_a_usage_error_naming_the_known_ones():
     with pytest.raises(UsageError) as e:
         RunConfig(kafka="5.0")
-    assert "--kafka '5.0'" in str(e.value) and "3.9, 4.0" in str(e.value)
+    assert "--kafka '5.0'" in str(e.value) and "3.9, 3.9.1, 3.9.2, 4.0" in str(e.value)
 
 
 def test_the_kafka_release_round_trips_through_config_toml(tmp_path):

@@ -33,7 +33,7 @@ from ..state.voters import checks_quorum, in_voters, is_voter, majority, popcoun
 from ..protocol.replication import flush_enabled
 from ..state.rng import rand_unit
 from kraftwalk.vocabulary.timing import (
-    TP_BACKOFF_ON_REJECTION, TP_CHECK_QUORUM_FACTOR, TP_FETCH_TIMEOUT, TP_FLUSH_DELAY, TP_LOSS,
+    TP_ELECTION_LOSS, LOSS_WAIT, TP_CHECK_QUORUM_FACTOR, TP_FETCH_TIMEOUT, TP_FLUSH_DELAY, TP_LOSS,
     TP_LOSS_BURST_RATE, TP_RANDOM_FETCH_TIMEOUT, TP_RETRY_BACKOFF,
 )
 from ..transition import (
@@ -182,8 +182,8 @@ def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, 
             pos = popcount(m & ((1 << t) - 1)) if (m >> t) & 1 else -1
             c.node[DL_TIMER, t] = now + end_epoch_backoff(c, pos, popcount(m))
         if (it & I_BACKOFF and r == CANDIDATE and c.node[TIMER_KIND, t] == 0
-                and c.tp[TP_BACKOFF_ON_REJECTION] != 0.0):
-            start_backoff(w, c, t)
+                and np.int64(c.tp[TP_ELECTION_LOSS]) != LOSS_WAIT):
+            start_backoff(w, c, t)  # maybeHandleElectionLoss (4.1 on: waits out its timer)
         if it & I_CHECK_QUORUM and r == LEADER:
             c.node[DL_CHECK_QUORUM, t] = now + check_quorum_timeout(c)
         if resp_from >= 0 and w.peer[INFLIGHT, t, resp_from] == 0 and not it & I_ROLE:

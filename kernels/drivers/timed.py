@@ -47,7 +47,7 @@ from kraftwalk.vocabulary.timing import (
     SC_RANDOM_FAULTS, TP_FETCH_MAX_WAIT, TP_FETCH_TIMEOUT, TP_LOSS_BURST_DURATION,
     TP_LOSS_BURST_INTERVAL, TP_MTBF,
     TP_PARTITION_DURATION, TP_PARTITION_INTERVAL, TP_REQUEST_TIMEOUT, TP_RESTART_DELAY,
-    TP_APPEND_INTERVAL,
+    TP_APPEND_INTERVAL, TP_CANDIDATE_TIMEOUT_BACKOFF,
 )
 from ..transition import (
     FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_FLUSH, FAM_LOSE,
@@ -229,8 +229,9 @@ def handle_event(w, c, ev, who, trace, features):
     now = c.t[NOW]
     i = who
     if ev == EV_TIMER:
-        if w.node[ROLE, i] == CANDIDATE and c.node[TIMER_KIND, i] == 0:
-            start_backoff(w, c, i)  # pollCandidate: the election timed out, back off first
+        if (w.node[ROLE, i] == CANDIDATE and c.node[TIMER_KIND, i] == 0
+                and c.tp[TP_CANDIDATE_TIMEOUT_BACKOFF] != 0.0):
+            start_backoff(w, c, i)  # pollCandidate (3.9): the election timed out, back off
             return
         c.node[DL_TIMER, i] = INF
         if is_voter(w, i):

@@ -39,7 +39,7 @@ from .rng import GAMMA, INV53, S11, mix64, rand_below, rand_unit
 from kraftwalk.vocabulary.timing import (
     LAT_EXPONENTIAL, LAT_FIXED, LAT_LOGNORMAL, LAT_UNIFORM, TP_ELECTION_BACKOFF_MAX,
     TP_ELECTION_TIMEOUT, TP_LATENCY_A, TP_LATENCY_B, TP_LATENCY_KIND, TP_LATENCY_SIGMA,
-    TP_RETRY_BACKOFF_BASE,
+    TP_RETRY_BACKOFF_BASE, TP_ELECTION_LOSS, LOSS_JITTERED, LOSS_JITTERED_39,
 )
 
 INF = np.int64(1) << np.int64(62)
@@ -176,14 +176,26 @@ def election_timeout(w, c):
 
 @kernel
 def election_backoff(w, c, retries):
-    """binaryExponentialElectionBackoffMs: base * uniform{0 .. 2^retries - 1}, capped."""
+    """binaryExponentialElectionBackoffMs as the release has it (``election_loss``):
+    3.9.0 and 4.0.0 draw base * uniform{0 .. 2^r - 1}, capped at the maximum; KAFKA-18345's
+    jitter (4.0.1; 3.9.2's backport draws one unit more) never draws 0, and caps at the
+    maximum plus uniform{0 .. base - 1}, so candidates at the cap do not collide."""
     cap = np.int64(c.tp[TP_ELECTION_BACKOFF_MAX])
     if cap <= 0:
         return np.int64(0)
+    base = np.int64(c.tp[TP_RETRY_BACKOFF_BASE])
     r = max(retries, 1)
+    kind = np.int64(c.tp[TP_ELECTION_LOSS])
+    if kind == LOSS_JITTERED or kind == LOSS_JITTERED_39:
+        span = np.int64(2) << np.int64(min(10, r - 1))
+        if kind == LOSS_JITTERED:
+            units = 1 + rand_below(w.scal, span - 1)   # nextInt(1, 2^r)
+        else:
+            units = 1 + rand_below(w.scal, span)       # 1 + nextInt(2^r)
+        jitter = rand_below(w.scal, max(base // 1000, np.int64(1))) * 1000  # whole ms
+        return min(base * units, cap + jitter)
     span = np.int64(2) << np.int64(min(20, r - 1))
-    b = np.int64(c.tp[TP_RETRY_BACKOFF_BASE]) * rand_below(w.scal, span)
-    return min(b, cap)
+    return min(base * rand_below(w.scal, span), cap)
 
 
 @kernel

@@ -13,6 +13,7 @@ from rich.progress import (
 from kraftwalk.commands import options as opts
 from kraftwalk.config import RUNS_DIR
 from kraftwalk.errors import RunStopped
+from kraftwalk.vocabulary.releases import RELEASES
 
 
 def _timing_help() -> str:
@@ -22,19 +23,26 @@ def _timing_help() -> str:
 
 
 def elect(
+    kafka: Annotated[Optional[list[str]], typer.Option(
+        "--kafka", metavar="VERSION", help="The Kafka release whose raft/ behaviour the walks "
+        "follow (its switches and its timing rules); repeat to compare releases side by side, "
+        "e.g. --kafka 4.0 --kafka 4.1: " + ", ".join(RELEASES) + " (default: the newest; "
+        "`kraftwalk versions` lists what changed in each).")] = None,
     voters: Annotated[Optional[list[int]], typer.Option(
         "--voters", parser=opts.parse_int, metavar="N", help="Cluster size (voters, 1..9); "
         "repeat for several, e.g. --voters 3 --voters 5 (default: 3, 5 and 7).")] = None,
     pre_vote: Annotated[Optional[list[str]], typer.Option(
         "--pre-vote", metavar="on|off|both", help="Pre-vote (KIP-996) setting; repeat or say "
-        "both (default: the profile's: both for kafka, off for the Ongaro profiles).")] = None,
+        "both (default: the release's under the kafka profile (on from 4.0), off for the "
+        "Ongaro profiles).")] = None,
     scenario: Annotated[Optional[str], typer.Option(
         "--scenario", metavar="NAME", help="What each walk does: cold-start (all nodes start "
         "at once), leader-crash (steady state, then the leader crashes), leader-isolated "
         "(the leader is cut off from every node), rolling-restart, random-faults (crashes, "
         "partitions and message-loss bursts, then everything heals) (default: leader-crash).")] = None,
     profile: Annotated[Optional[str], typer.Option(
-        "--profile", metavar="NAME", help="Timing profile: kafka (Kafka's defaults), ongaro "
+        "--profile", metavar="NAME", help="Timing profile: kafka (Kafka's defaults and the "
+        "release's timing rules), ongaro "
         "(Raft as in Ongaro's dissertation ch. 9: randomized timers 150-300 ms, no backoff), "
         "ongaro-wan (timeouts 300-600 ms, latency 30-40 ms) (default: kafka).")] = None,
     timing: Annotated[Optional[list[str]], typer.Option(
@@ -63,15 +71,15 @@ def elect(
         "--out", help=f"New folder for the results (default: {RUNS_DIR}/elect-<time>).",
         show_default=False)] = None,
 ) -> None:
-    """Time elections: run a timed scenario per cluster size and pre-vote setting; print
-    election-time percentiles, split votes, downtime and disruptions; write per-walk
-    Parquet, a summary and a CDF plot."""
+    """Time elections: run a timed scenario per release, cluster size and pre-vote
+    setting; print election-time percentiles, split votes, downtime and disruptions;
+    write per-walk Parquet, a summary and a CDF plot."""
     from kraftwalk.config import new_run_id
     from kraftwalk.elect_config import make_elect_config, parse_timing, pre_vote_values
     from kraftwalk.storage.paths import make_new_folder
 
     cfg = make_elect_config(
-        config, voters=tuple(voters or ()), pre_vote=pre_vote_values(pre_vote or []),
+        config, kafka=tuple(kafka or ()), voters=tuple(voters or ()), pre_vote=pre_vote_values(pre_vote or []),
         scenario=scenario, profile=profile, timing=parse_timing(timing or []), walks=walks,
         seed=seed, workers=workers, observers=observers, mutation=mutation,
         walk_stats=walk_stats)
@@ -88,7 +96,8 @@ def elect(
         task = bar.add_task("compiling and running timed walks", total=total)
 
         def on_cell(cell: dict) -> None:
-            err.print(f"{cell['voters']} voters, pre-vote {'on' if cell['pre_vote'] else 'off'}:"
+            err.print(f"Kafka {cell['kafka']}, {cell['voters']} voters, pre-vote "
+                      f"{'on' if cell['pre_vote'] else 'off'}:"
                       f" {cell['walks']:,} walks, {cell['events']:,} events in "
                       f"{cell['seconds']:.1f} s (JIT {cell['jit_seconds']:.1f} s)")
             bar.update(task, description="running timed walks")

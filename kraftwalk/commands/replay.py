@@ -33,12 +33,15 @@ ItfOpt = Annotated[Optional[Path], typer.Option(
 CellVotersOpt = Annotated[Optional[int], typer.Option(
     "--voters", parser=opts.parse_int, metavar="N", help="`kraftwalk elect` folders: the "
     "cluster size of the walk (default: the first violation's).")]
+CellKafkaOpt = Annotated[Optional[str], typer.Option(
+    "--kafka", metavar="VERSION", help="`kraftwalk elect` folders: the Kafka release of "
+    "the walk (default: the first violation's).")]
 CellPreVoteOpt = Annotated[Optional[str], typer.Option(
     "--pre-vote", metavar="on|off", help="`kraftwalk elect` folders: the pre-vote setting "
     "of the walk (default: the first violation's).")]
 
 
-def _trace_for(run_dir, walk, voters=None, pre_vote=None):
+def _trace_for(run_dir, walk, voters=None, pre_vote=None, kafka=None):
     from kraftwalk.counterexamples.replay import check_against_run, load_run, pick_walk, record
     from kraftwalk.counterexamples.timed_replay import is_elect_folder, record_timed
 
@@ -50,9 +53,9 @@ def _trace_for(run_dir, walk, voters=None, pre_vote=None):
         pv = pre_vote_values([pre_vote]) if pre_vote is not None else (None,)
         if len(pv) != 1:
             fail(f"--pre-vote {pre_vote!r}: name one setting, on or off")
-        return record_timed(run_dir, walk, voters, pv[0])
-    if voters is not None or pre_vote is not None:
-        fail("--voters and --pre-vote pick a cell of a `kraftwalk elect` folder; "
+        return record_timed(run_dir, walk, voters, pv[0], kafka)
+    if voters is not None or pre_vote is not None or kafka is not None:
+        fail("--kafka, --voters and --pre-vote pick a cell of a `kraftwalk elect` folder; "
              f"{run_dir} is a swarm run")
     cfg = load_run(run_dir)
     w = pick_walk(run_dir, walk)
@@ -78,6 +81,7 @@ def replay(
         "the targets; e.g. LeaderElected, FollowerTruncated).", metavar="TARGET")] = None,
     voters: CellVotersOpt = None,
     pre_vote: CellPreVoteOpt = None,
+    kafka: CellKafkaOpt = None,
 ) -> None:
     """Re-run one walk of a run from its seed and print it step by step: each action
     (with its time, for `kraftwalk elect` walks), what changed in each node and in the
@@ -94,7 +98,7 @@ def replay(
 
         trace = witness_trace(run_dir, witness)
     else:
-        trace = _trace_for(run_dir, walk, voters, pre_vote)
+        trace = _trace_for(run_dir, walk, voters, pre_vote, kafka)
     if shrink:
         _check_shrinkable(trace)
         from kraftwalk.counterexamples.replay import shrink_trace
@@ -116,6 +120,7 @@ def shrink(
         "--quiet", help="Print only the lengths, not the shrunk trace.")] = False,
     voters: CellVotersOpt = None,
     pre_vote: CellPreVoteOpt = None,
+    kafka: CellKafkaOpt = None,
 ) -> None:
     """Shrink a violating walk to a short walk that violates the same invariant or
     property; print the lengths before and after and the trace. A swarm walk loses
@@ -124,7 +129,7 @@ def shrink(
     not need, and is re-simulated with the rest, every timer and delivery kept."""
     if itf is not None:
         check_output_file(itf, "--itf")
-    trace = _trace_for(run_dir, walk, voters, pre_vote)
+    trace = _trace_for(run_dir, walk, voters, pre_vote, kafka)
     _check_shrinkable(trace)
     from kraftwalk.counterexamples.replay import shrink_trace
 

@@ -18,43 +18,56 @@ def is_elect_folder(run_dir: str | Path) -> bool:
 
 
 def untimed_config(ecfg, voters: int, pre_vote: bool) -> RunConfig:
-    """The RunConfig whose kernel bounds and features match one cell's timed walks."""
+    """The RunConfig whose kernel bounds and features match one cell's timed walks
+    (``ecfg`` of the cell's release: ElectConfig.for_release)."""
     from kraftwalk import kernel_inputs as k
 
-    return make_config(None, voters=voters, observers=ecfg.observers, pre_vote=pre_vote,
+    return make_config(None, kafka=ecfg.release, voters=voters, observers=ecfg.observers,
+                       pre_vote=pre_vote,
                        mutation=ecfg.mutation, log_capacity=k.LOG_CAPACITY,
                        msg_slots=k.MSG_SLOTS, max_epoch=k.MAX_EPOCH,
                        max_records=k.MAX_RECORDS, depth=ecfg.depth, seed=ecfg.seed)
 
 
 def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
-              pre_vote: bool | None) -> tuple[int, bool, int]:
-    """(voters, pre_vote, walk): the options given, else the first violation's."""
+              pre_vote: bool | None, kafka: str | None = None) -> tuple[str, int, bool, int]:
+    """(release, voters, pre_vote, walk): the options given, else the first violation's."""
     import pyarrow.parquet as pq
 
-    cells = [(v, p) for v, p in ecfg.cells() if voters in (None, v) and pre_vote in (None, p)]
+    from kraftwalk.vocabulary.releases import release_of
+
+    if kafka is not None:
+        try:
+            kafka = release_of(kafka)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+    cells = [(k, v, p) for k, v, p in ecfg.cells()
+             if kafka in (None, k) and voters in (None, v) and pre_vote in (None, p)]
     if not cells:
-        raise UsageError(f"{run_dir} has no cell with --voters {voters} and pre-vote "
-                         f"{pre_vote}; it ran {ecfg.cells()}")
+        raise UsageError(f"{run_dir} has no cell with --kafka {kafka}, --voters {voters} and "
+                         f"pre-vote {pre_vote}; it ran {ecfg.cells()}")
     if walk is None:
         f = run_dir / "violations.parquet"
         rows = pq.read_table(f).to_pylist() if f.is_file() else []
-        rows = [r for r in rows if (r["voters"], r["pre_vote"]) in cells]
+        for r in rows:  # a folder written before elect ran several releases: its one
+            r.setdefault("kafka", ecfg.kafka[0])
+        rows = [r for r in rows if (r["kafka"], r["voters"], r["pre_vote"]) in cells]
         if not rows:
             raise UsageError(f"{run_dir} recorded no violation there; give --walk N")
-        r = min(rows, key=lambda r: (r["voters"], r["pre_vote"], r["walk"]))
-        return r["voters"], r["pre_vote"], r["walk"]
+        r = min(rows, key=lambda r: (ecfg.kafka.index(r["kafka"]), r["voters"], r["pre_vote"],
+                                     r["walk"]))
+        return r["kafka"], r["voters"], r["pre_vote"], r["walk"]
     if walk >= ecfg.walks:
         raise UsageError(f"--walk {walk} is not a walk of {run_dir}: it ran walks "
                          f"0..{ecfg.walks - 1}")
     if len(cells) > 1:
-        raise UsageError(f"{run_dir} ran several cells ({cells}); say which with --voters "
-                         "and --pre-vote on|off")
+        raise UsageError(f"{run_dir} ran several cells ({cells}); say which with --kafka, "
+                         "--voters and --pre-vote on|off")
     return (*cells[0], walk)
 
 
 def record_timed(run_dir: str | Path, walk: int | None = None, voters: int | None = None,
-                 pre_vote: bool | None = None):
+                 pre_vote: bool | None = None, kafka: str | None = None):
     """The Trace of one walk of an elect folder, times included."""
     from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
     from kraftwalk.elect_config import make_elect_config
@@ -62,9 +75,10 @@ def record_timed(run_dir: str | Path, walk: int | None = None, voters: int | Non
 
     run = Path(run_dir)
     ecfg = make_elect_config(run / "config.toml")
-    v, p, walk = pick_cell(run, ecfg, walk, voters, pre_vote)
+    k, v, p, walk = pick_cell(run, ecfg, walk, voters, pre_vote, kafka)
+    ecfg = ecfg.for_release(k)
     tw = TimedWalk(ecfg.seed, walk, timed_params(v, ecfg.observers, ecfg.depth),
-                   timing_params(ecfg), timed_features(p, ecfg.mutation))
+                   timing_params(ecfg), timed_features(p, ecfg.mutation, k))
     trace, _ = timed_trace(tw, untimed_config(ecfg, v, p),
                            f"{ecfg.scenario}, profile {ecfg.profile}")
     return trace

@@ -68,15 +68,16 @@ def cell_chunks(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int) -> 
     ranges = [(f, min(cfg.chunk_walks, cfg.walks - f)) for f in range(0, cfg.walks, cfg.chunk_walks)]
     return timed_chunks(cfg.seed, timed_params(voters, cfg.observers, cfg.depth),
                         timing_params(cfg),
-                        timed_features(pre_vote, cfg.mutation), workers, ranges)
+                        timed_features(pre_vote, cfg.mutation, cfg.release), workers, ranges)
 
 
 def kafka_timed(cfg, scenario: str) -> tuple:
     """(params, tp, features) of timed walks of ``scenario`` at Kafka's default timing
     for a swarm config's cluster, pre-vote setting and mutation (hunt, bench)."""
-    ecfg = ElectConfig(voters=(cfg.voters,), observers=cfg.observers, scenario=scenario)
+    ecfg = ElectConfig(kafka=(cfg.kafka,), voters=(cfg.voters,), observers=cfg.observers,
+                       scenario=scenario)
     return (timed_params(cfg.voters, cfg.observers, ecfg.depth), timing_params(ecfg),
-            timed_features(cfg.pre_vote, cfg.mutation))
+            timed_features(cfg.pre_vote, cfg.mutation, cfg.kafka))
 
 
 def walks_table(cfg: ElectConfig, voters: int, pre_vote: bool, first: int,
@@ -88,6 +89,7 @@ def walks_table(cfg: ElectConfig, voters: int, pre_vote: bool, first: int,
 
     n = len(stats)
     cols = {
+        "kafka": constant(cfg.release, n),
         "voters": pa.array(np.full(n, voters, np.int8)),
         "observers": pa.array(np.full(n, cfg.observers, np.int8)),
         "pre_vote": pa.array(np.full(n, pre_vote, bool)),
@@ -109,7 +111,7 @@ def walks_table(cfg: ElectConfig, voters: int, pre_vote: bool, first: int,
 
 
 def violations_table(walks: pa.Table) -> pa.Table:
-    keep = ["voters", "pre_vote", "scenario", "profile", "mutation", "seed", "walk", "steps",
+    keep = ["kafka", "voters", "pre_vote", "scenario", "profile", "mutation", "seed", "walk", "steps",
             "violation", "violation_us"]
     t = walks.filter(pc.is_valid(walks.column("violation")))
     return t.select(keep).rename_columns([*keep[:-2], "property", "time_us"])
@@ -119,6 +121,7 @@ def violations_table(walks: pa.Table) -> pa.Table:
 class CellResult:
     """One cell's walks: every row (--walk-stats rows, else None), the histogram the
     summary comes from, the violating walks' rows, and what it cost."""
+    kafka: str
     voters: int
     pre_vote: bool
     table: pa.Table | None
@@ -138,7 +141,8 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
 
     rows = cfg.walk_stats == "rows"
     params = timed_params(voters, cfg.observers, cfg.depth)
-    jit = warm_up(params, timing_params(cfg), timed_features(pre_vote, cfg.mutation))
+    jit = warm_up(params, timing_params(cfg),
+                  timed_features(pre_vote, cfg.mutation, cfg.release))
     start = time.perf_counter()
     hist = Histogram()
     tables: list[pa.Table] = []
@@ -152,11 +156,13 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
     def save(end: int) -> None:
         nonlocal pending, pending_first, part
         if out is not None:
-            stem = f"v{voters}-pre-vote-{'on' if pre_vote else 'off'}-{pending_first:09d}.parquet"
+            stem = (f"kafka-{cfg.release}-v{voters}-pre-vote-{'on' if pre_vote else 'off'}-"
+                    f"{pending_first:09d}.parquet")
             if rows:
                 write_table_atomic(out / WALKS_DIR / stem, pa.concat_tables(pending))
             else:
-                write_table_atomic(out / HISTOGRAM_DIR / stem, part.table(voters, pre_vote))
+                write_table_atomic(out / HISTOGRAM_DIR / stem, part.table(cfg.release, voters,
+                                                                        pre_vote))
         pending, pending_first, part = [], end, Histogram()
 
     chunks = cell_chunks(cfg, voters, pre_vote, workers)
@@ -178,9 +184,11 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
                 advance(len(stats))
                 if end == cfg.walks:
                     result = CellResult(
-                        voters, pre_vote, pa.concat_tables(tables) if rows else None, hist,
+                        cfg.release, voters, pre_vote,
+                        pa.concat_tables(tables) if rows else None, hist,
                         pa.concat_tables(bad),
-                        {"voters": voters, "pre_vote": pre_vote, "jit_seconds": round(jit, 3),
+                        {"kafka": cfg.release, "voters": voters, "pre_vote": pre_vote,
+                         "jit_seconds": round(jit, 3),
                          "seconds": round(time.perf_counter() - start, 3),
                          "walks": hist.walks, "events": hist.totals["events"], "steps": steps})
                     on_result(result)
@@ -192,11 +200,12 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
 
 def summarize(cells: list[CellResult]) -> list[dict]:
     """One summary row per cell (elect_stats.summarize_cell)."""
-    return [summarize_cell(c.voters, c.pre_vote, c.hist, c.violations.num_rows) for c in cells]
+    return [summarize_cell(c.kafka, c.voters, c.pre_vote, c.hist, c.violations.num_rows)
+            for c in cells]
 
 
 SUMMARY_COLUMNS = (
-    ("voters", "voters", "d"), ("pre-vote", "pre_vote", "b"), ("walks", "walks", ","),
+    ("Kafka", "kafka", "s"), ("voters", "voters", "d"), ("pre-vote", "pre_vote", "b"), ("walks", "walks", ","),
     ("elect p50 ms", "elect_p50_ms", ".0f"), ("p90", "elect_p90_ms", ".0f"),
     ("p99", "elect_p99_ms", ".0f"), ("p99.9", "elect_p99_9_ms", ".0f"),
     ("max", "elect_max_ms", ".0f"), ("split votes %", "split_vote_pct", ".1f"),
@@ -219,7 +228,7 @@ def render_markdown(summary: list[dict], cfg: ElectConfig) -> str:
 
     head = [h for h, _, _ in SUMMARY_COLUMNS]
     rows = [[cell_text(s[k], f) for _, k, f in SUMMARY_COLUMNS] for s in summary]
-    return (f"Scenario {cfg.scenario}, profile {cfg.profile}, {cfg.walks:,} walks per row, "
+    return (f"Kafka {', '.join(cfg.kafka)}, scenario {cfg.scenario}, profile {cfg.profile}, {cfg.walks:,} walks per row, "
             f"seed {cfg.seed}. Elect: from the fault to a leader of a new epoch known to a "
             "majority of voters; downtime: until the committed log grows again; split votes: "
             "elections that needed more than one epoch.\n\n" + markdown_table(head, rows))
@@ -242,13 +251,16 @@ def write_outputs(cfg: ElectConfig, out: Path, cells: list[CellResult], status: 
                            pa.concat_tables([c.violations for c in cells]))
         write_table_atomic(out / "summary.parquet", summary_table(summary))
         write_text_atomic(out / "summary.md", render_markdown(summary, cfg))
-        plot_election_cdf([(c.voters, c.pre_vote, *c.hist.values("elect_us"), c.hist.walks)
+        plot_election_cdf([(c.kafka, c.voters, c.pre_vote, *c.hist.values("elect_us"),
+                            c.hist.walks)
                            for c in cells], out / "elect-cdf.png",
-                          f"{cfg.scenario}, profile {cfg.profile}: time to elect")
+                          f"Kafka {', '.join(cfg.kafka)}, {cfg.scenario}, profile {cfg.profile}: "
+                          "time to elect")
     infos = [c.info for c in cells]
     seconds = sum(c["seconds"] for c in infos)
     events = sum(c["events"] for c in infos)
-    run = {"status": status, "started": started, "config": cfg.to_toml(), "cells": infos,
+    run = {"status": status, "started": started, "kafka": list(cfg.kafka),
+           "config": cfg.to_toml(), "cells": infos,
            "seconds": round(seconds, 3), "events": events,
            "events_per_second": round(events / seconds) if seconds else None,
            "summary": summary, "versions": versions()}
@@ -270,8 +282,8 @@ def run(cfg: ElectConfig, out: Path, workers: int,
     (out / (WALKS_DIR if cfg.walk_stats == "rows" else HISTOGRAM_DIR)).mkdir(exist_ok=True)
     cells: list[CellResult] = []
     try:
-        for v, p in cfg.cells():
-            run_cell(cfg, v, p, workers, out, advance, cells.append)
+        for k, v, p in cfg.cells():
+            run_cell(cfg.for_release(k), v, p, workers, out, advance, cells.append)
             on_cell(cells[-1].info)
     except RunStopped as stop:  # keep the finished cells' summary; their walks are saved
         write_outputs(cfg, out, cells, f"stopped by {stop}", started)

@@ -49,7 +49,7 @@ class Histogram:
         vals = np.array(sorted(v for v in d if v >= 0), dtype=np.int64)
         return vals, np.array([d[v] for v in vals.tolist()], dtype=np.int64)
 
-    def table(self, voters: int, pre_vote: bool) -> pa.Table:
+    def table(self, kafka: str, voters: int, pre_vote: bool) -> pa.Table:
         stat, value, unit, count = [], [], [], []
         for name in self.names:
             for v, c in sorted(self.counts[name].items()):
@@ -59,6 +59,7 @@ class Histogram:
                 count.append(c)
         n = len(stat)
         return pa.table({
+            "kafka": pa.array([kafka] * n, pa.string()).dictionary_encode(),
             "voters": pa.array(np.full(n, voters, np.int8)),
             "pre_vote": pa.array(np.full(n, pre_vote, bool)),
             "stat": pa.array(stat, pa.string()).dictionary_encode(),
@@ -80,7 +81,8 @@ def mean(vals: np.ndarray, cnt: np.ndarray) -> float | None:
     return float((vals * cnt).sum() / cnt.sum()) if cnt.sum() else None
 
 
-def summarize_cell(voters: int, pre_vote: bool, h: Histogram, violations: int) -> dict:
+def summarize_cell(kafka: str, voters: int, pre_vote: bool, h: Histogram,
+                   violations: int) -> dict:
     """Election time quantiles (ms), split votes, downtime, disruptions, commit
     latency and violations of one cell."""
     elect = h.values("elect_us")
@@ -88,7 +90,7 @@ def summarize_cell(voters: int, pre_vote: bool, h: Histogram, violations: int) -
     down = quantiles(*h.values("unavailable_us"))
     commits = h.totals["commits_timed"]
     return {
-        "voters": voters, "pre_vote": pre_vote, "walks": h.walks, "elected": int(elect[1].sum()),
+        "kafka": kafka, "voters": voters, "pre_vote": pre_vote, "walks": h.walks, "elected": int(elect[1].sum()),
         **{f"elect_{k}_ms": x for k, x in quantiles(*elect).items()},
         "elect_mean_ms": mean(*elect),
         "split_vote_pct": (100.0 * float(e_cnt[epochs > 1].sum() / e_cnt.sum())

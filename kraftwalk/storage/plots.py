@@ -148,26 +148,43 @@ def plot_per_cell(rows: list[dict], grid: dict[str, list], x: str | None,
 
 
 def plot_election_cdf(cells, path: str | Path, title: str) -> Path:
-    """CDF of the time to elect, one line per cluster size (solid: pre-vote off,
-    dashed: on); ``cells``: (voters, pre_vote, values in ms, walks per value, walks)."""
-    fig, ax = plt.subplots(figsize=(8, 5))
+    """CDF of the time to elect; ``cells``: (release, voters, pre_vote, values in ms,
+    walks per value, walks). One release: a line per cluster size (solid: pre-vote
+    off, dashed: on). Several: a panel per cluster size, a line per release, side by
+    side on the same axes."""
+    releases = list(dict.fromkeys(c[0] for c in cells))
+    sizes = sorted({c[1] for c in cells})
+    several = len(releases) > 1
+    panels = sizes if several else [None]
+    fig, axes = plt.subplots(1, len(panels), figsize=(8 if not several else 4.2 * len(panels), 5),
+                             sharey=True, squeeze=False)
     colors = plt.get_cmap("viridis")
-    sizes = sorted({c[0] for c in cells})
-    for v, p, vals, cnt, walks in sorted(cells, key=lambda c: (c[0], c[1])):
-        k = sizes.index(v)
-        y = np.cumsum(cnt) / max(walks, 1)  # unmeasured walks keep the curve below 1
-        ax.step(vals, y, where="post", color=colors(k / max(len(sizes) - 1, 1)),
-                linestyle="--" if p else "-", label=f"{v} voters, pre-vote {'on' if p else 'off'}")
-    ax.set_xscale("log")
     plain = matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}")
-    ax.xaxis.set_major_formatter(plain)
-    ax.xaxis.set_minor_formatter(plain)
-    ax.tick_params(axis="x", which="minor", labelsize=7)
-    ax.set_xlabel("time to elect a new leader (ms, log scale)")
-    ax.set_ylabel("share of walks")
-    ax.set_ylim(0, 1.01)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title(title)
+    for ax, size in zip(axes[0], panels):
+        for k, v, p, vals, cnt, walks in cells:
+            if several and v != size:
+                continue
+            y = np.cumsum(cnt) / max(walks, 1)  # unmeasured walks keep the curve below 1
+            if several:
+                i, n = releases.index(k), len(releases)
+                label = f"Kafka {k}" + (f", pre-vote {'on' if p else 'off'}"
+                                        if len({c[2] for c in cells if c[0] == k}) > 1 else "")
+            else:
+                i, n = sizes.index(v), len(sizes)
+                label = f"{v} voters, pre-vote {'on' if p else 'off'}"
+            ax.step(vals, y, where="post", color=colors(0.9 * i / max(n - 1, 1)),
+                    linestyle="--" if p else "-", label=label)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(plain)
+        ax.xaxis.set_minor_formatter(plain)
+        ax.tick_params(axis="x", which="minor", labelsize=7)
+        ax.set_xlabel("time to elect a new leader (ms, log scale)")
+        ax.set_ylim(0, 1.01)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        if several:
+            ax.set_title(f"{size} voters", fontsize=10)
+    axes[0][0].set_ylabel("share of walks")
+    fig.suptitle(title) if several else axes[0][0].set_title(title)
     fig.tight_layout()
     return _save(fig, Path(path))

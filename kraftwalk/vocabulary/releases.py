@@ -7,9 +7,16 @@ and a walk stays a pure function of (seed, walk, config), the release part of th
 config. A change not modelled yet is listed all the same, with what the model does
 instead, so that ``kraftwalk versions`` says how far each release is modelled.
 
-Releases are the lines whose raft/ behaviour differs from the one before; a
-version with the same raft/ behaviour is an alias (4.3.1 of 4.3). The newest is
-the default. Sources: Kafka's raft/ package at each release point
+A change that only moves time (a backoff, when a held fetch is answered) is a
+run-time parameter of the timed chooser instead (``timing``: the value of a
+``kraftwalk.vocabulary.timing`` parameter from that release on, and before it),
+so releases share one compile of the timed kernels.
+
+Releases are the versions whose raft/ behaviour differs from the one before; a
+version with the same raft/ behaviour is an alias (4.3.1 of 4.3; 3.9.0 is 3.9).
+Fixes reach older lines as backports (KAFKA-18723 is in 4.0.1 and 3.9.1), so a
+change names the first release of each line that has it. The newest is the
+default. Sources: Kafka's raft/ package at each release point
 (apache/kafka 3.9; confluentinc/kafka's 4.0-4.3 branches), by file and line in
 ``results/findings/`` and ``kraftwalk/reference/deviations.py``.
 """
@@ -17,10 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RELEASES: tuple[str, ...] = ("3.9", "4.0", "4.0.1", "4.1", "4.2", "4.3")
+RELEASES: tuple[str, ...] = ("3.9", "3.9.1", "3.9.2", "4.0", "4.0.1", "4.1", "4.2", "4.3")
 DEFAULT = RELEASES[-1]
-# x.y.0 is x.y; 4.3.1's raft/ is 4.3.0's
-ALIASES: dict[str, str] = {"3.9.0": "3.9", "4.0.0": "4.0", "4.1.0": "4.1", "4.2.0": "4.2",
+# x.y.0 is x.y; a later patch release whose raft/ changed nothing consensus-related
+# (listeners, buffers, metrics) is the release before it
+ALIASES: dict[str, str] = {"3.9.0": "3.9", "4.0.0": "4.0", "4.0.2": "4.0.1", "4.1.0": "4.1",
+                           "4.1.1": "4.1", "4.1.2": "4.1", "4.2.0": "4.2", "4.2.1": "4.2",
                            "4.3.0": "4.3", "4.3.1": "4.3"}
 # Releases whose raft/ changed nothing the model covers (what did change, for the table)
 QUIET: dict[str, str] = {
@@ -31,14 +40,33 @@ QUIET: dict[str, str] = {
 @dataclass(frozen=True)
 class Change:
     issue: str        # the KAFKA issue (or KIP) that made it
-    since: str        # the first release that has it
+    since: str        # the first release of the newest line that has it
     now: str          # the behaviour from that release on
     before: str       # the behaviour in the releases before it
-    switch: str = ""  # the feature switch that models it; "" = not modelled yet
+    switch: str = ""  # the compile-time feature switch that models it
+    timing: tuple = ()  # (timing parameter, value from this release on, value before)
     model: str = ""   # not modelled yet: what the model does in every release instead
+    backports: tuple[str, ...] = ()  # first release of each older line that has it
+    line: str = ""    # only this line has it (a backport that differs from the original)
+
+    @property
+    def modelled(self) -> bool:
+        return bool(self.switch or self.timing)
 
 
 CHANGES: tuple[Change, ...] = (
+    Change("KAFKA-17030", "4.0",
+           "an Unattached voter fetches from a bootstrap voter, so it finds a leader that "
+           "does not know it (a removed and re-added voter)",
+           "an Unattached voter waits for its election timeout",
+           model="fetches from a bootstrap voter in every release (4.0's rule)",
+           backports=("3.9.1",)),
+    Change("KAFKA-17973", "4.0",
+           "a replica that reads a VotersRecord with no majority overlapping the last one "
+           "logs it and goes on",
+           "it fails (IllegalArgumentException in VoterSetHistory.addAt)",
+           model="goes on in every release (a leader never writes such a record)",
+           backports=("3.9.1",)),
     Change("KAFKA-17642", "4.0",
            "a Follower's quorum state keeps its vote: a voter that voted for itself, then "
            "followed its epoch's leader, restarts as Candidate of that epoch (and Leader at "
@@ -50,19 +78,29 @@ CHANGES: tuple[Change, ...] = (
            "could win before it raises its epoch (KAFKA-17642's ProspectiveState)",
            "a voter whose timer expires becomes Candidate of the next epoch",
            switch="pre_vote"),
+    Change("KAFKA-17642", "4.0",
+           "a Candidate whose election timeout expires runs again at once (Prospective; "
+           "the pre-vote commit, #18240)",
+           "it backs off first (\"Election has timed out, backing off\"), then runs again",
+           timing=(("candidate_timeout_backoff", 0.0, 1.0),)),
     Change("KAFKA-18723", "4.0.1",
            "a follower's append stops at a batch whose epoch is above its own",
            "a follower appends whatever batches the response carries",
-           model="stops at such a batch in every release (4.0.1's rule)"),
+           model="stops at such a batch in every release (4.0.1's rule)",
+           backports=("3.9.1",)),
+    Change("KAFKA-18345", "3.9.2",
+           "a rejected Candidate's backoff is jittered and at least 100 ms (the backport "
+           "draws 100 ms x uniform{1..2^retries})",
+           "the binary-exponential backoff may be 0 and its cap is exact",
+           timing=(("election_loss", "jittered-backoff-3.9", "backoff"),), line="3.9"),
     Change("KAFKA-18345", "4.0.1",
            "a rejected Candidate's backoff is jittered and at least 100 ms",
            "the binary-exponential backoff may be 0 and its cap is exact",
-           model="the 4.0.0 backoff in every release (timed walks)"),
+           timing=(("election_loss", "jittered-backoff", "backoff"),)),
     Change("KAFKA-18345", "4.1",
            "a rejected Candidate waits out the rest of its election timeout: no backoff",
-           "it backs off, then becomes Prospective",
-           model="backs off in every release; `--timing backoff_on_rejection=0 "
-                 "election_backoff_max_ms=0` gives 4.1's rule (timed walks)"),
+           "it backs off, then runs again",
+           timing=(("election_loss", "wait", "jittered-backoff"),)),
     Change("KAFKA-14145", "4.1",
            "a Fetch carries the follower's high watermark; a held fetch is answered when "
            "the leader's high watermark moves or the follower's is behind",
@@ -83,6 +121,15 @@ SWITCHED: tuple[Change, ...] = tuple(c for c in CHANGES if c.switch)
 PRE_VOTE = next(c for c in CHANGES if c.switch == "pre_vote")
 
 
+def _vt(version: str) -> tuple[int, ...]:
+    parts = tuple(int(x) for x in version.split("."))
+    return parts + (0,) * (3 - len(parts))
+
+
+def _line(version: str) -> tuple[int, ...]:
+    return _vt(version)[:2]
+
+
 def release_of(version: str) -> str:
     """The release a version names (an alias resolved); ValueError naming the known
     ones if it names none."""
@@ -95,8 +142,15 @@ def release_of(version: str) -> str:
 
 
 def has(release: str, change: Change) -> bool:
-    """Does ``release`` have ``change``?"""
-    return RELEASES.index(release_of(release)) >= RELEASES.index(change.since)
+    """Does ``release`` have ``change``? In the change's own line and the lines after
+    it, from ``since`` on; in an older line, from its backport on."""
+    r = release_of(release)
+    if change.line and _line(r) != _line(change.line):
+        return False
+    for start in (change.since,) + change.backports:
+        if _line(start) == _line(r):
+            return _vt(r) >= _vt(start)
+    return _line(r) > _line(change.since)
 
 
 def switches(release: str) -> dict[str, bool]:
@@ -104,9 +158,27 @@ def switches(release: str) -> dict[str, bool]:
     return {c.switch: has(release, c) for c in SWITCHED}
 
 
+def timing(release: str) -> dict[str, object]:
+    """The timing parameters ``release`` sets (timed walks), by name: each one's value
+    in the release, from the oldest rule through every change the release has."""
+    out: dict[str, object] = {}
+    for c in sorted(CHANGES, key=lambda c: _vt(c.since)):
+        for name, now, before in c.timing:
+            out.setdefault(name, before)
+            if has(release, c):
+                out[name] = now
+    return out
+
+
 def new_in(release: str) -> tuple[Change, ...]:
-    """The changes ``release`` brought (since the release before it)."""
-    return tuple(c for c in CHANGES if c.since == release_of(release))
+    """The changes ``release`` brought (since the release before it in its line, or
+    the last release of the line before)."""
+    r = release_of(release)
+    i = RELEASES.index(r)
+    prev = RELEASES[i - 1] if i else None
+    same_line = [p for p in RELEASES[:i] if _line(p) == _line(r)]
+    prev = same_line[-1] if same_line else prev
+    return tuple(c for c in CHANGES if has(r, c) and (prev is None or not has(prev, c)))
 
 
 def table(code=str) -> list[tuple[str, str, str, str, str]]:
@@ -118,7 +190,14 @@ def table(code=str) -> list[tuple[str, str, str, str, str]]:
         if r in QUIET:
             rows.append((r, "-", QUIET[r], "", ""))
         for c in new_in(r):
-            modelled = f"yes ({code(c.switch)})" if c.switch else f"not yet: {c.model}"
+            if c.switch:
+                modelled = f"yes ({code(c.switch)})"
+            elif c.timing:
+                modelled = "yes, timed walks (" + ", ".join(
+                    code(f"{n}={now}" if isinstance(now, str) else f"{n}={now:g}")
+                    for n, now, _ in c.timing) + ")"
+            else:
+                modelled = f"not yet: {c.model}"
             rows.append((r, c.issue, c.now, c.before, modelled))
     return rows
 

@@ -15,6 +15,13 @@ LAT_EXPONENTIAL = 2   # LATENCY_A + exponential with mean LATENCY_B
 LAT_LOGNORMAL = 3     # log-normal with median LATENCY_A and shape LATENCY_SIGMA
 LATENCY_NAMES = ("fixed", "uniform", "exponential", "lognormal")
 
+# ---- what a Candidate that a majority rejected does (KAFKA-18345; by release) -------
+LOSS_BACKOFF = 0          # 3.9.0, 3.9.1, 4.0.0: 100 ms x uniform{0 .. 2^r - 1}, capped
+LOSS_JITTERED = 1         # 4.0.1: 100 ms x uniform{1 .. 2^r - 1}, cap + uniform{0 .. 99}
+LOSS_JITTERED_39 = 2      # 3.9.2: 100 ms x uniform{1 .. 2^r}, cap + uniform{0 .. 99}
+LOSS_WAIT = 3             # 4.1 on: no backoff, it waits out its election timeout
+ELECTION_LOSS_NAMES = ("backoff", "jittered-backoff", "jittered-backoff-3.9", "wait")
+
 # ---- scenarios: scripts over the same events ---------------------------------------
 SC_COLD_START = 0       # every node starts at once; time to the first leader
 SC_LEADER_CRASH = 1     # steady state, then the leader crashes
@@ -56,11 +63,12 @@ TP_CUT_OFF_SLACK = 25
 TP_OBSERVE = 26
 TP_MAX_TIME = 27
 TP_LATENCY_SIGMA = 28
-TP_BACKOFF_ON_REJECTION = 29
+TP_ELECTION_LOSS = 29
 TP_LOSS_BURST_INTERVAL = 30
 TP_LOSS_BURST_DURATION = 31
 TP_LOSS_BURST_RATE = 32
-TP_WIDTH = 33
+TP_CANDIDATE_TIMEOUT_BACKOFF = 33
+TP_WIDTH = 34
 
 TIMING = {
     TP_ELECTION_TIMEOUT: Timing(
@@ -104,10 +112,17 @@ TIMING = {
     TP_LATENCY_SIGMA: Timing(
         "latency_sigma", 0.5, "(network)", "lognormal: the shape sigma of log(latency)"),
     TP_LOSS: Timing("loss", 0.0, "(network)", "probability that a message is lost"),
-    TP_BACKOFF_ON_REJECTION: Timing(
-        "backoff_on_rejection", 1.0, "KafkaRaftClient.handleVoteResponse",
-        "1: a candidate that a majority rejected backs off at once and then runs again (Kafka); "
-        "0: it waits for its election timeout (Raft)"),
+    TP_ELECTION_LOSS: Timing(
+        "election_loss", float(LOSS_WAIT), "KafkaRaftClient.maybeHandleElectionLoss",
+        "what a Candidate that a majority rejected does (the release sets it, KAFKA-18345): "
+        "backoff (3.9.0-3.9.1, 4.0.0: base x uniform{0..2^retries-1}, capped), "
+        "jittered-backoff (4.0.1: base x uniform{1..2^retries-1}, cap + uniform{0..base-1}), "
+        "jittered-backoff-3.9 (3.9.2: base x uniform{1..2^retries}, the same cap), "
+        "wait (4.1 on, and Raft: it waits out its election timeout); then it runs again"),
+    TP_CANDIDATE_TIMEOUT_BACKOFF: Timing(
+        "candidate_timeout_backoff", 0.0, "KafkaRaftClient.pollCandidate",
+        "1: a Candidate whose election times out backs off (as after a rejection) before it "
+        "runs again (3.9); 0: it runs again at once (4.0 on; the release sets it)"),
     TP_RANDOM_FETCH_TIMEOUT: Timing(
         "randomized_fetch_timeout", 0.0, "(Raft)",
         "1: a follower's timer is an election timeout in [T, 2T) (Raft), not the fetch timeout"),

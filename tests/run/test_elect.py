@@ -150,7 +150,7 @@ def test_a_killed_elect_keeps_its_finished_cells(tmp_path, sig):
     proc = subprocess.Popen([sys.executable, "-m", "kraftwalk.cli", "elect", *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 600
-    while not list((out / "walks").glob("v3-*.parquet")) and time.monotonic() < deadline:
+    while not list((out / "walks").glob("kafka-4.3-v3-*.parquet")) and time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.05)
     proc.send_signal(sig)
@@ -160,7 +160,7 @@ def test_a_killed_elect_keeps_its_finished_cells(tmp_path, sig):
         f"select count(*), count(distinct walk) from read_parquet('{out}/walks/*.parquet') "
         "where voters = 3").fetchone()
     assert saved == (3000, 3000)
-    first = pq.read_table(next((out / "walks").glob("v3-*.parquet")))
+    first = pq.read_table(next((out / "walks").glob("kafka-4.3-v3-*.parquet")))
     cfg = ElectConfig(voters=(3,), pre_vote=(True,), walks=3000, seed=5, workers=1)
     assert first.equals(run_cell(cfg, 3, True, 1, None).table)
     if sig == signal.SIGTERM:

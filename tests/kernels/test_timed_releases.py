@@ -1,0 +1,70 @@
+"""Kafka's timing rules per release in the timed chooser (run-time ``tp`` values, one
+compile for every release): the lost-election backoff as each release draws it, and
+what a Candidate does when it loses or its election times out."""
+import numpy as np
+import pytest
+
+from kraftwalk.elect_config import ElectConfig
+from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
+from kraftwalk.kernels.drivers.timed import run_timed_chunk
+from kraftwalk.kernels.drivers.trace import new_walk
+from kraftwalk.kernels.state.clock import TS_NAMES, alloc_clock, election_backoff
+
+F_TIMED = timed_features(True, "none")  # the variant tests/kernels/test_timed.py compiles
+SEED = 20261206
+
+
+def draws(kafka, retries, n=3000):
+    params = timed_params(3, 0, 1000)
+    w = new_walk(params)
+    c = alloc_clock(3, timing_params(ElectConfig(kafka=kafka, voters=(3,))))
+    return {int(election_backoff(w, c, retries)) // 1000 for _ in range(n)}  # ms
+
+
+@pytest.mark.parametrize("kafka, retries, expected", [
+    ("4.0", 1, {0, 100}),                  # 100 x nextInt(2): may be 0
+    ("4.0", 2, {0, 100, 200, 300}),
+    ("4.0.1", 1, {100}),                   # 100 x nextInt(1, 2): never 0
+    ("4.0.1", 2, {100, 200, 300}),
+    ("3.9.2", 1, {100, 200}),              # 100 x (1 + nextInt(2)): the backport
+    ("3.9.2", 2, {100, 200, 300, 400}),
+])
+def test_the_lost_election_backoff_as_each_release_draws_it(kafka, retries, expected):
+    assert draws(kafka, retries) == expected
+
+
+def test_the_backoff_cap_is_exact_before_kafka_18345_and_jittered_after():
+    exact = draws("4.0", 12)
+    assert max(exact) == 1000 and 1000 in exact
+    jittered = draws("4.0.1", 12)
+    assert 1000 < max(jittered) <= 1099 and min(jittered) >= 100
+
+
+def elect_ms(kafka, walks=300):
+    tp = timing_params(ElectConfig(kafka=kafka, voters=(5,)))
+    _, _, timed, _ = run_timed_chunk(SEED, 0, walks, timed_params(5, 0, 1_000_000), tp, F_TIMED)
+    elect = timed[:, TS_NAMES.index("elect_us")]
+    return np.median(elect[elect >= 0]) / 1000
+
+
+def test_a_rejected_candidate_waits_out_its_election_timeout_from_4_1():
+    """KAFKA-18345 (4.1): with no backoff after a lost election the next one waits for an
+    election timeout (1-2 s) instead of a backoff (0-1 s); a 5-voter leader crash splits
+    its first vote more often than not, so the median time to elect moves by most of a
+    second (the same walks, the same seed, only the rule differs)."""
+    before, after = elect_ms("4.0"), elect_ms("4.1")
+    assert after - before > 500, (before, after)
+    assert elect_ms("4.3") == after  # nothing timed changed since
+
+
+def test_a_timed_out_candidate_backs_off_first_only_before_4_0():
+    """pollCandidate: 3.9 backs off when a Candidate's election times out, 4.0 runs again
+    at once. The same walks under 4.0's rules with 3.9's timeout backoff switched on."""
+    base = ElectConfig(kafka="4.0", voters=(5,))
+    tps = [timing_params(base), timing_params(ElectConfig(
+        kafka="4.0", voters=(5,), timing={"candidate_timeout_backoff": 1}))]
+    out = [run_timed_chunk(SEED, 0, 300, timed_params(5, 0, 1_000_000), tp, F_TIMED)[2]
+           for tp in tps]
+    k = TS_NAMES.index("elect_us")
+    assert not np.array_equal(out[0][:, k], out[1][:, k])
+    assert np.count_nonzero(tps[0] != tps[1]) == 1  # the one parameter that differs
