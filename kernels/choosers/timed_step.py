@@ -15,7 +15,8 @@ from ..jit import kernel
 
 from ..properties.checkers import check_after_step
 from ..state.clock import (
-    BURST_END, BURST_MUTED, CUT_SINCE, DL_CHECK_QUORUM, DL_FLUSH, DL_POLL, DL_TIMER, INF, LAST_DUE,
+    BURST_END, BURST_MUTED, CUT_SINCE, DL_CHECK_QUORUM, DL_FLUSH, DL_POLL, DL_TIMER, ELECTION_AT,
+    INF, LAST_DUE,
     LOST, NEXT_TRY, NOW, PRE_REACH, PREV_ROLE, RETRIES, ROLES_CHANGED, TIMER_KIND, TS_DISRUPTIVE,
     TS_FAILED_PRE_VOTES, TS_LOST_ELECTIONS, due_col, election_backoff, election_timeout,
     end_epoch_backoff, fault_happens, latency, parked_col,
@@ -25,7 +26,7 @@ from ..state.layout import (
     BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, END_QUORUM_EPOCH_RESPONSE, EPOCH, FETCH_REQUEST,
     FETCH_RESPONSE,
     FOLLOWER, F_CORR, F_DST, F_ERROR, F_SRC, F_TYPE, HW, INFLIGHT, INTENT, INTENT_ARG, I_BACKOFF,
-    I_CHECK_QUORUM, I_END_EPOCH, I_FETCH_RESET, I_ROLE, LEADER, LOG_END, N_MSGS, PROSPECTIVE,
+    I_CHECK_QUORUM, I_END_EPOCH, I_FETCH_RESET, I_KEEP_TIMER, I_ROLE, LEADER, LOG_END, N_MSGS, PROSPECTIVE,
     P_NODES, RESIGNED, ROLE, S_STEPS, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE,
 )
 from ..properties.liveness import PRE_VOTE_ISOLATED_NEVER_CANDIDATE, inbound_voters, two_way_voters, violate
@@ -34,7 +35,7 @@ from ..protocol.replication import flush_enabled
 from ..state.rng import rand_unit
 from kraftwalk.vocabulary.timing import (
     TP_ELECTION_LOSS, LOSS_WAIT, TP_CHECK_QUORUM_FACTOR, TP_FETCH_TIMEOUT, TP_FLUSH_DELAY, TP_LOSS,
-    TP_LOSS_BURST_RATE, TP_RANDOM_FETCH_TIMEOUT, TP_RETRY_BACKOFF,
+    TP_LOSS_BURST_RATE, TP_RANDOM_FETCH_TIMEOUT, TP_RESIGNED_KEEPS_TIME, TP_RETRY_BACKOFF,
 )
 from ..transition import (
     FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, do_action,
@@ -107,6 +108,7 @@ def enter_role(w, c, i, features):
             c.node[DL_CHECK_QUORUM, i] = now + check_quorum_timeout(c)
     elif is_voter(w, i):
         c.node[DL_TIMER, i] = now + election_timeout(w, c)
+        c.node[ELECTION_AT, i] = c.node[DL_TIMER, i]
 
 
 @kernel
@@ -174,7 +176,14 @@ def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, 
         w.node[INTENT, t] = 0
         r = w.node[ROLE, t]
         if it & I_ROLE:
+            left = c.node[ELECTION_AT, t]
+            prev = c.node[PREV_ROLE, t]
             enter_role(w, c, t, features)
+            if (it & I_KEEP_TIMER and r == UNATTACHED and is_voter(w, t)
+                    and (prev != RESIGNED or c.tp[TP_RESIGNED_KEEPS_TIME] != 0.0)):
+                # transitionToUnattached: the election time the role it left had left
+                c.node[DL_TIMER, t] = max(left, now)
+                c.node[ELECTION_AT, t] = c.node[DL_TIMER, t]
         if it & I_FETCH_RESET and r == FOLLOWER:
             c.node[DL_TIMER, t] = now + follower_timeout(w, c)
         if it & I_END_EPOCH and r == FOLLOWER:

@@ -18,7 +18,8 @@ from ..state.layout import (
     S_LEADER_CHANGES, S_MAX_EPOCH, S_PRE_ELECTIONS, S_RESIGNATIONS, UNATTACHED, VOTED_ID,
     DIR, ERR_INVALID_VOTER_KEY, VOTED_DIR,
     COMMIT_HASH, G_COMMIT_LEN, LOG_HASH, T_ELECTED_COMMITTED_ON_MINORITY, T_EPOCH_BOUND_HIT,
-    T_LEADER_ELECTED, UP, INTENT, I_ROLE, I_CHECK_QUORUM, FETCHING_END, FETCHING_EPOCH,
+    T_LEADER_ELECTED, UP, INTENT, I_ROLE, I_CHECK_QUORUM, I_KEEP_TIMER, FETCHING_END,
+    FETCHING_EPOCH,
 )
 from ..state.coverage import reach
 from ..state.log import append_entry
@@ -67,7 +68,14 @@ def clear_volatile(w, i):
 @kernel
 def transition_to_unattached(w, i, epoch, leader):
     """Unattached in ``epoch`` (a leader id may be kept, as Kafka 4.0's UnattachedState
-    does after a lost pre-vote); durable; resets connections."""
+    does after a lost pre-vote); durable; resets connections. Like Kafka's
+    transitionToUnattached it keeps the election time left of a Candidate, an
+    Unattached node, a Prospective whose pre-vote was not rejected, or (from 4.0) a
+    Resigned node: the timed chooser's intent."""
+    r = w.node[ROLE, i]
+    if (r == CANDIDATE or r == UNATTACHED or r == RESIGNED
+            or (r == PROSPECTIVE and not vote_rejected(w, i))):
+        intend(w, i, I_KEEP_TIMER)
     same = epoch == w.node[EPOCH, i]
     _enter_epoch(w, i, epoch)
     if not same:

@@ -17,6 +17,8 @@ node    int64 [TN_ROWS, N]     per-node deadlines (INF: none) and bookkeeping
   CUT_SINCE       leader: since when no majority of voters can reach it (-1 none)
   PRE_REACH       prospective: 1 once it has had two-way links with a majority
   PREV_ROLE       the role it had after the previous step
+  ELECTION_AT     when its election timer expires (Unattached, Prospective, Candidate,
+                  Resigned; a candidate's backoff leaves it be): what Unattached keeps
 pair    int64 [2, N, N]
   NEXT_TRY        [i, j] earliest time i may send j a new request (a pending one
                   is sent again once it times out)
@@ -127,7 +129,8 @@ RETRIES = 7
 CUT_SINCE = 8
 PRE_REACH = 9
 PREV_ROLE = 10
-TN_ROWS = 11
+ELECTION_AT = 11
+TN_ROWS = 12
 NEXT_TRY = 0
 LAST_DUE = 1
 

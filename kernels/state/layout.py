@@ -189,6 +189,7 @@ I_FETCH_RESET = 2     # a successful FetchResponse: restart the follower's fetch
 I_BACKOFF = 4         # the candidate's vote was rejected: back off before retrying
 I_CHECK_QUORUM = 8    # a majority fetched: restart the leader's check-quorum timer
 I_END_EPOCH = 16      # EndQuorumEpoch from the leader: override the fetch timer
+I_KEEP_TIMER = 32     # Unattached keeping the election time left of the role it left
 
 # ---- peer, log, hashes and ghost rows ---------------------------------------------
 INFLIGHT = 0

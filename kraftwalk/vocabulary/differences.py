@@ -26,14 +26,6 @@ class Difference:
 
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
-        "unattached_timer_carry_over",
-        "QuorumState.transitionToUnattached keeps the remaining election time of a "
-        "Candidate, Prospective, Unattached or Resigned node (a Prospective whose pre-vote "
-        "timed out runs again at once)",
-        "every transition to Unattached draws a fresh election timeout",
-        "not yet modelled: the timed chooser keeps one timer per role",
-        "timing"),
-    Difference(
         "begin_quorum_epoch_heartbeat",
         "the leader sends BeginQuorumEpoch every fetch timeout / 2 (KAFKA-16536, 3.9; to "
         "voters that have not fetched lately from 4.2, KAFKA-16926); a node that sees a "

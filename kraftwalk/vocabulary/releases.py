@@ -83,6 +83,12 @@ CHANGES: tuple[Change, ...] = (
            "the pre-vote commit, #18240)",
            "it backs off first (\"Election has timed out, backing off\"), then runs again",
            timing=(("candidate_timeout_backoff", 0.0, 1.0),)),
+    Change("KAFKA-17642", "4.0",
+           "a Resigned node that becomes Unattached (its election timer expired, or a "
+           "higher epoch) keeps the election time it had left (QuorumState."
+           "transitionToUnattached), as a Candidate and an Unattached node always did",
+           "it draws a fresh election timeout",
+           timing=(("resigned_keeps_time", 1.0, 0.0),)),
     Change("KAFKA-18723", "4.0.1",
            "a follower's append stops at a batch whose epoch is above its own",
            "a follower appends whatever batches the response carries",

@@ -68,7 +68,8 @@ TP_LOSS_BURST_INTERVAL = 30
 TP_LOSS_BURST_DURATION = 31
 TP_LOSS_BURST_RATE = 32
 TP_CANDIDATE_TIMEOUT_BACKOFF = 33
-TP_WIDTH = 34
+TP_RESIGNED_KEEPS_TIME = 34
+TP_WIDTH = 35
 
 TIMING = {
     TP_ELECTION_TIMEOUT: Timing(
@@ -123,6 +124,11 @@ TIMING = {
         "candidate_timeout_backoff", 0.0, "KafkaRaftClient.pollCandidate",
         "1: a Candidate whose election times out backs off (as after a rejection) before it "
         "runs again (3.9); 0: it runs again at once (4.0 on; the release sets it)"),
+    TP_RESIGNED_KEEPS_TIME: Timing(
+        "resigned_keeps_time", 1.0, "QuorumState.transitionToUnattached",
+        "1: a Resigned node that becomes Unattached keeps its election time left, as a "
+        "Candidate, an Unattached node and a Prospective one not rejected do in every "
+        "release (4.0 on); 0: it draws a fresh election timeout (3.9; the release sets it)"),
     TP_RANDOM_FETCH_TIMEOUT: Timing(
         "randomized_fetch_timeout", 0.0, "(Raft)",
         "1: a follower's timer is an election timeout in [T, 2T) (Raft), not the fetch timeout"),

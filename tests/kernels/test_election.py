@@ -390,3 +390,62 @@ def test_double_vote_mutation_is_caught_at_the_second_grant(w3):
         assert node(w, 2)["voted"] == 0
     assert violation(w) == (VOTE_UNIQUENESS, 2, 1, 1, -1)
     assert w.scal[V_STEP] == w.scal[S_STEPS]  # numbered like the after-step checks
+
+
+# ---------------------------------------------------------------- Unattached's timer
+def keeps(w, i):
+    from kraftwalk.kernels.state.layout import INTENT, I_KEEP_TIMER
+
+    return bool(w.node[INTENT, i] & I_KEEP_TIMER)
+
+
+def clear_intents(w):
+    from kraftwalk.kernels.state.layout import INTENT
+
+    w.node[INTENT, :] = 0
+
+
+def test_unattached_keeps_the_election_time_of_a_prospective_that_timed_out(w3):
+    """QuorumState.transitionToUnattached: a Prospective whose pre-vote was not rejected
+    (its timer expired) keeps what was left of it; a rejected one draws afresh."""
+    timeout(w3, 0)
+    clear_intents(w3)
+    timeout(w3, 0)  # its pre-vote timed out: Unattached with the time left (none)
+    assert node(w3, 0)["role"] == UNATTACHED and keeps(w3, 0)
+    w = fresh(3, 0)
+    for j in (1, 2):
+        craft(w, j, log=[(0, 1)])  # their logs are ahead of node 0's: both reject it
+    timeout(w, 0)
+    clear_intents(w)
+    for j in (1, 2):
+        send(w, 0, j)
+        deliver(w, VOTE_REQUEST, 0, j)
+        deliver(w, VOTE_RESPONSE, j, 0)
+    assert node(w, 0)["role"] == UNATTACHED and not keeps(w, 0)
+
+
+@pytest.mark.parametrize("grants", [False, True])
+def test_a_candidate_seeing_a_higher_epoch_keeps_its_time_unless_it_grants(grants):
+    """A Candidate that sees a higher epoch keeps its election time as Unattached;
+    granting the vote (unattachedAddVotedState) starts a fresh timer."""
+    w = fresh(3, 0)
+    timeout(w, 0, F_NOPV)
+    timeout(w, 1, F_NOPV)
+    timeout(w, 1, F_NOPV)  # node 1: Candidate of epoch 2
+    if not grants:
+        craft(w, 0, log=[(0, 1)])  # node 0's log is ahead: it rejects node 1
+    clear_intents(w)
+    send(w, 1, 0, F_NOPV)
+    deliver(w, VOTE_REQUEST, 1, 0, F_NOPV)
+    assert node(w, 0)["role"] == UNATTACHED and node(w, 0)["epoch"] == 2
+    assert msg(w, VOTE_RESPONSE, 0, 1)[F_GRANTED] == grants
+    assert keeps(w, 0) == (not grants)
+
+
+def test_a_follower_seeing_a_higher_epoch_draws_a_fresh_timer():
+    w = cluster_with_leader()
+    timeout(w, 2, F_NOPV)  # node 2: Candidate of epoch 2
+    clear_intents(w)
+    send(w, 2, 1, F_NOPV)
+    deliver(w, VOTE_REQUEST, 2, 1, F_NOPV)
+    assert node(w, 1)["epoch"] == 2 and not keeps(w, 1)

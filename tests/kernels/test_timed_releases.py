@@ -68,3 +68,38 @@ def test_a_timed_out_candidate_backs_off_first_only_before_4_0():
     k = TS_NAMES.index("elect_us")
     assert not np.array_equal(out[0][:, k], out[1][:, k])
     assert np.count_nonzero(tps[0] != tps[1]) == 1  # the one parameter that differs
+
+
+def voted_out_candidate():
+    """Node 0, Candidate of epoch 1 whose election timer has 700 ms left, and node 1's
+    VoteRequest of epoch 2 on its way to it (node 0's log is ahead: it will refuse)."""
+    from conftest import F_NOPV, craft, fresh, msgs, send, timeout
+    from kraftwalk.kernels.state.clock import ELECTION_AT, NOW, PREV_ROLE, DL_TIMER
+    from kraftwalk.kernels.state.layout import CANDIDATE, VOTE_REQUEST
+
+    w = fresh(3, 0)
+    timeout(w, 0, F_NOPV)
+    timeout(w, 1, F_NOPV)
+    timeout(w, 1, F_NOPV)
+    craft(w, 0, log=[(0, 1)])
+    send(w, 1, 0, F_NOPV)
+    c = alloc_clock(3, timing_params(ElectConfig(voters=(3,))))
+    c.t[NOW] = 1_000_000
+    c.node[PREV_ROLE, 0] = CANDIDATE
+    c.node[DL_TIMER, 0] = c.node[ELECTION_AT, 0] = 1_700_000
+    return w, c, msgs(w, VOTE_REQUEST, 1, 0)[0]
+
+
+def test_unattached_keeps_the_election_time_the_candidate_had_left():
+    """QuorumState.transitionToUnattached: node 0 refuses the higher epoch's vote and
+    becomes Unattached of epoch 2 with its Candidate timer's 700 ms, not a fresh
+    1-2 s."""
+    from kraftwalk.kernels.choosers.timed_step import timed_act
+    from kraftwalk.kernels.state.clock import DL_TIMER
+    from kraftwalk.kernels.state.layout import EPOCH, ROLE, UNATTACHED
+    from kraftwalk.kernels.transition import FAM_DELIVER
+
+    w, c, k = voted_out_candidate()
+    timed_act(w, c, FAM_DELIVER, k, 0, np.zeros((1, 4), np.int64), F_TIMED)
+    assert (w.node[ROLE, 0], w.node[EPOCH, 0]) == (UNATTACHED, 2)
+    assert c.node[DL_TIMER, 0] == 1_700_000
