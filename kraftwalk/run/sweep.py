@@ -92,7 +92,7 @@ def summary_row(cell: Cell, res: dict, lay: rundir.Layout) -> dict[str, Any]:
     by_inv = res.get("violations_by_invariant") or {}
     first = res.get("first_violations") or []
     reached = res.get("reached") or {}
-    row: dict[str, Any] = dict(cell.values)
+    row: dict[str, Any] = {"kafka": cell.config.kafka, **cell.values}
     row.update({
         "partition": cell.partition, "status": res.get("status"),
         "walks": int(res.get("walks", 0)), "steps": int(res.get("steps", 0)),
@@ -114,9 +114,10 @@ def summary_row(cell: Cell, res: dict, lay: rundir.Layout) -> dict[str, Any]:
 
 
 def summary_markdown(rows: list[dict], grid: list[str]) -> str:
-    """The per-cell summary as a Markdown table."""
+    """The per-cell summary as a Markdown table (the release first, grid or not)."""
     from kraftwalk.vocabulary.properties import TARGET_NAMES
 
+    grid = grid if "kafka" in grid else ["kafka", *grid]
     head = [*grid, "walks", "steps", "steps/s per core", "violations", "targets reached",
             "elections / walk", "committed / walk", "disruptions / walk"]
     return markdown_table(head, [
