@@ -85,6 +85,7 @@ def elect(
         walk_stats=walk_stats)
     folder = make_new_folder(out or Path(RUNS_DIR) / f"elect-{new_run_id()}", "folder")
     from kraftwalk.run.elect import render_markdown, run as run_elect
+    from kraftwalk.run.precompile import elect_variants, precompile
 
     n_workers = cfg.effective_workers
     total = cfg.walks * len(cfg.cells())
@@ -103,6 +104,7 @@ def elect(
             bar.update(task, description="running timed walks")
 
         try:
+            precompile(elect_variants(cfg), n_workers)  # the variants side by side
             result = run_elect(cfg, folder, n_workers, lambda n: bar.advance(task, n), on_cell)
         except RunStopped as stop:
             bar.stop()

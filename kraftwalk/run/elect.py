@@ -268,24 +268,6 @@ def write_outputs(cfg: ElectConfig, out: Path, cells: list[CellResult], status: 
     return run
 
 
-def variants(cfg: ElectConfig) -> list[tuple]:
-    """The distinct timed kernel variants ``cfg``'s cells run (run.precompile's form):
-    one per release switches and pre-vote setting; releases that differ only in their
-    timing rules, and cluster sizes, share one."""
-    from kraftwalk.run.precompile import distinct_variants
-
-    return distinct_variants(
-        ("timed", timed_params(v, cfg.observers, cfg.depth), timing_params(cfg.for_release(k)),
-         timed_features(p, cfg.mutation, k)) for k, v, p in cfg.cells())
-
-
-def compile_variants(cfg: ElectConfig, workers: int) -> float:
-    """Compile the variants ``cfg`` needs side by side before its cells load them."""
-    from kraftwalk.run.precompile import precompile
-
-    return precompile(variants(cfg), workers)
-
-
 def run(cfg: ElectConfig, out: Path, workers: int,
         advance: Callable[[int], None] = lambda n: None,
         on_cell: Callable[[dict], None] = lambda c: None) -> dict:
@@ -299,7 +281,6 @@ def run(cfg: ElectConfig, out: Path, workers: int,
     write_text_atomic(out / "config.toml", cfg.to_toml())
     (out / (WALKS_DIR if cfg.walk_stats == "rows" else HISTOGRAM_DIR)).mkdir(exist_ok=True)
     cells: list[CellResult] = []
-    compile_variants(cfg, workers)
     try:
         for k, v, p in cfg.cells():
             run_cell(cfg.for_release(k), v, p, workers, out, advance, cells.append)

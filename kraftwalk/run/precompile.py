@@ -34,6 +34,17 @@ def timed_variant(cfg: RunConfig, scenario: str) -> tuple:
     return ("timed", *kafka_timed(cfg, scenario))
 
 
+def elect_variants(ecfg) -> list[tuple]:
+    """The distinct timed variants an elect config's cells run: one per release
+    switches and pre-vote setting; releases that differ only in their timing rules
+    (run-time values), and cluster sizes, share one."""
+    from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
+
+    return distinct_variants(
+        ("timed", timed_params(v, ecfg.observers, ecfg.depth), timing_params(ecfg.for_release(k)),
+         timed_features(p, ecfg.mutation, k)) for k, v, p in ecfg.cells())
+
+
 def distinct_variants(variants: Iterable[tuple]) -> list[tuple]:
     """One variant per (kind, feature mask), in first-seen order: the compiled code
     depends on those and on the argument types, which every variant of a kind shares."""

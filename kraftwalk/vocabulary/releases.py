@@ -92,7 +92,9 @@ CHANGES: tuple[Change, ...] = (
     Change("KAFKA-18723", "4.0.1",
            "a follower's append stops at a batch whose epoch is above its own",
            "a follower appends whatever batches the response carries",
-           model="stops at such a batch in every release (4.0.1's rule)",
+           model="stops at such a batch in every release (4.0.1's rule); in Kafka such a "
+                 "batch came from a leader's log read racing a truncation, which the "
+                 "model's atomic steps cannot meet",
            backports=("3.9.1",)),
     Change("KAFKA-18345", "3.9.2",
            "a rejected Candidate's backoff is jittered and at least 100 ms (the backport "

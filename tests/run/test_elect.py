@@ -171,7 +171,7 @@ def test_a_killed_elect_keeps_its_finished_cells(tmp_path, sig):
 def test_releases_that_differ_only_in_timing_share_one_compiled_variant():
     """3.9 (no pre-vote, no KAFKA-17642) is a variant of its own; 4.0 to 4.3 differ only
     in timing rules, run-time values, so they share one."""
-    from kraftwalk.run.elect import variants
+    from kraftwalk.run.precompile import elect_variants as variants
 
     cfg = ElectConfig(kafka=("3.9", "4.0", "4.0.1", "4.1", "4.3"), voters=(3, 5))
     assert len(cfg.cells()) == 10 and len(variants(cfg)) == 2
