@@ -107,13 +107,15 @@ DIFFERENCES: tuple[Difference, ...] = (
         "coverage"),
     Difference(
         "restart_leader_outside_voter_set",
-        "QuorumState.initialize (3.9 on): a node whose stored leader is not in its latest "
-        "voter set restarts Unattached, keeping the leader and vote it stored",
-        "it restarts as Follower of that leader",
-        "not yet modelled. The model's Follower grants no standard vote in its epoch, "
-        "where Kafka's Unattached node without a vote may: the swarm does not explore "
-        "that vote (open question for the safety hunt)",
-        "coverage"),
+        "QuorumState.initialize (3.9 on): a node whose stored leader has no endpoints in "
+        "its latest voter set restarts Unattached, keeping that leader and its vote, and "
+        "finds the leader through the bootstrap voters",
+        "it restarts as Follower of that leader and fetches from it",
+        "not yet modelled. Both refuse a standard vote in that epoch (Unattached with a "
+        "known leader does, unattachedOrProspectiveCanGrantVote) and grant a pre-vote to "
+        "an up-to-date log, so no vote differs; which node it fetches from and its timer "
+        "(election timeout, not fetch timeout) do",
+        "timing"),
     Difference(
         "rolling_restart_by_crash",
         "an operator's rolling restart shuts a node down gracefully (a leader resigns "

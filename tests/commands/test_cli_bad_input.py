@@ -128,6 +128,9 @@ def test_output_file_folders_are_created(run_dir, tmp_path):
     (["swarm", "--kafka", "5.0"], ["--kafka '5.0'", "known: 3.9, 3.9.1, 3.9.2, 4.0"]),
     (["hunt", "--all", "--kafka", "3.8"], ["--kafka '3.8'", "known: 3.9, 3.9.1, 3.9.2, 4.0"]),
     (["bench", "--kafka", "x"], ["--kafka 'x'", "known: 3.9, 3.9.1, 3.9.2, 4.0"]),
+    (["elect", "--kafka", "4.3", "--kafka", "9.9"], ["--kafka '9.9'", "known: 3.9, 3.9.1"]),
+    (["elect", "--timing", "election_loss=nope"],
+     ["election_loss='nope'", "backoff, jittered-backoff, jittered-backoff-3.9, wait"]),
 ])
 def test_bad_values(no_work, run_dir, args, fragments):
     args = [str(run_dir) if a == "RUN" else a for a in args]
