@@ -112,9 +112,9 @@ DIFFERENCES: tuple[Difference, ...] = (
         "finds the leader through the bootstrap voters",
         "it restarts as Follower of that leader and fetches from it",
         "not yet modelled. Both refuse a standard vote in that epoch (Unattached with a "
-        "known leader does, unattachedOrProspectiveCanGrantVote) and grant a pre-vote to "
-        "an up-to-date log, so no vote differs; which node it fetches from and its timer "
-        "(election timeout, not fetch timeout) do",
+        "known leader does, QuorumState.unattachedOrProspectiveCanGrantVote) and grant a "
+        "pre-vote to an up-to-date log, so no vote differs; which node it fetches from and "
+        "its timer (election timeout, not fetch timeout) do",
         "timing"),
     Difference(
         "rolling_restart_by_crash",
