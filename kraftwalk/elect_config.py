@@ -187,13 +187,13 @@ class ElectConfig:
         """The pre-vote settings a release's walks run: as given, else the release's."""
         return self.pre_vote or (releases.has(kafka, releases.PRE_VOTE),)
 
-    def timing_ms(self, kafka: str | None = None) -> dict[str, Any]:
-        """Every timing parameter as a walk of release ``kafka`` (default: the first)
-        gets it: Kafka's defaults < the release's rules < profile < overrides."""
+    def timing_ms(self) -> dict[str, Any]:
+        """Every timing parameter as a walk of the first release gets it (one per cell:
+        ``for_release``): Kafka's defaults < the release's rules < profile < overrides."""
         out: dict[str, Any] = {t.name: t.default for t in TIMING.values()}
         for name, names in NAMED_VALUES.items():
             out[name] = names[int(TIMING[TIMING_BY_NAME[name]].default)]
-        out.update(releases.timing(kafka or self.kafka[0]))
+        out.update(releases.timing(self.kafka[0]))
         out["scenario"] = self.scenario
         out.update(PROFILES[self.profile])
         out.update(self.timing)

@@ -69,16 +69,15 @@ def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
 def record_timed(run_dir: str | Path, walk: int | None = None, voters: int | None = None,
                  pre_vote: bool | None = None, kafka: str | None = None):
     """The Trace of one walk of an elect folder, times included."""
-    from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
     from kraftwalk.elect_config import make_elect_config
+    from kraftwalk.run.elect import cell_inputs
     from kraftwalk.counterexamples.timed_shrink import TimedWalk
 
     run = Path(run_dir)
     ecfg = make_elect_config(run / "config.toml")
     k, v, p, walk = pick_cell(run, ecfg, walk, voters, pre_vote, kafka)
     ecfg = ecfg.for_release(k)
-    tw = TimedWalk(ecfg.seed, walk, timed_params(v, ecfg.observers, ecfg.depth),
-                   timing_params(ecfg), timed_features(p, ecfg.mutation, k))
+    tw = TimedWalk(ecfg.seed, walk, *cell_inputs(ecfg, v, p))
     trace, _ = timed_trace(tw, untimed_config(ecfg, v, p),
                            f"{ecfg.scenario}, profile {ecfg.profile}")
     return trace

@@ -63,21 +63,26 @@ def timed_chunks(seed: int, params, tp, features, workers: int,
         delayed(run_chunk)(seed, f, n, params, tp, features) for f, n in ranges)
 
 
-def cell_chunks(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int) -> Iterator[tuple]:
-    """(first, stats, viol, timed) per chunk of one cell, in walk order."""
+def cell_inputs(cfg: ElectConfig, voters: int, pre_vote: bool) -> tuple:
+    """(params, tp, features) of one cell's timed walks; ``cfg`` of the cell's release
+    (ElectConfig.for_release)."""
+    return (timed_params(voters, cfg.observers, cfg.depth), timing_params(cfg),
+            timed_features(pre_vote, cfg.mutation, cfg.release))
+
+
+def cell_chunks(cfg: ElectConfig, inputs: tuple, workers: int) -> Iterator[tuple]:
+    """(first, stats, viol, timed) per chunk of one cell (its ``cell_inputs``), in walk
+    order."""
     ranges = [(f, min(cfg.chunk_walks, cfg.walks - f)) for f in range(0, cfg.walks, cfg.chunk_walks)]
-    return timed_chunks(cfg.seed, timed_params(voters, cfg.observers, cfg.depth),
-                        timing_params(cfg),
-                        timed_features(pre_vote, cfg.mutation, cfg.release), workers, ranges)
+    return timed_chunks(cfg.seed, *inputs, workers, ranges)
 
 
 def kafka_timed(cfg, scenario: str) -> tuple:
     """(params, tp, features) of timed walks of ``scenario`` at Kafka's default timing
-    for a swarm config's cluster, pre-vote setting and mutation (hunt, bench)."""
+    for a swarm config's release, cluster, pre-vote setting and mutation (hunt, bench)."""
     ecfg = ElectConfig(kafka=(cfg.kafka,), voters=(cfg.voters,), observers=cfg.observers,
-                       scenario=scenario)
-    return (timed_params(cfg.voters, cfg.observers, ecfg.depth), timing_params(ecfg),
-            timed_features(cfg.pre_vote, cfg.mutation, cfg.kafka))
+                       scenario=scenario, mutation=cfg.mutation)
+    return cell_inputs(ecfg, cfg.voters, cfg.pre_vote)
 
 
 def walks_table(cfg: ElectConfig, voters: int, pre_vote: bool, first: int,
@@ -140,9 +145,8 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
     from kraftwalk.run.signals import deferred
 
     rows = cfg.walk_stats == "rows"
-    params = timed_params(voters, cfg.observers, cfg.depth)
-    jit = warm_up(params, timing_params(cfg),
-                  timed_features(pre_vote, cfg.mutation, cfg.release))
+    inputs = cell_inputs(cfg, voters, pre_vote)
+    jit = warm_up(*inputs)
     start = time.perf_counter()
     hist = Histogram()
     tables: list[pa.Table] = []
@@ -165,7 +169,7 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: P
                                                                         pre_vote))
         pending, pending_first, part = [], end, Histogram()
 
-    chunks = cell_chunks(cfg, voters, pre_vote, workers)
+    chunks = cell_chunks(cfg, inputs, workers)
     try:
         for first, stats, viol, timed in chunks:
             with deferred():  # counted, saved and (at the end) reported whole, or not at all

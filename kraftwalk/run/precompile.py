@@ -38,11 +38,10 @@ def elect_variants(ecfg) -> list[tuple]:
     """The distinct timed variants an elect config's cells run: one per release
     switches and pre-vote setting; releases that differ only in their timing rules
     (run-time values), and cluster sizes, share one."""
-    from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
+    from kraftwalk.run.elect import cell_inputs
 
-    return distinct_variants(
-        ("timed", timed_params(v, ecfg.observers, ecfg.depth), timing_params(ecfg.for_release(k)),
-         timed_features(p, ecfg.mutation, k)) for k, v, p in ecfg.cells())
+    return distinct_variants(("timed", *cell_inputs(ecfg.for_release(k), v, p))
+                             for k, v, p in ecfg.cells())
 
 
 def distinct_variants(variants: Iterable[tuple]) -> list[tuple]:

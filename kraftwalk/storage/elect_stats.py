@@ -50,6 +50,8 @@ class Histogram:
         return vals, np.array([d[v] for v in vals.tolist()], dtype=np.int64)
 
     def table(self, kafka: str, voters: int, pre_vote: bool) -> pa.Table:
+        from kraftwalk.storage.tables import constant
+
         stat, value, unit, count = [], [], [], []
         for name in self.names:
             for v, c in sorted(self.counts[name].items()):
@@ -59,7 +61,7 @@ class Histogram:
                 count.append(c)
         n = len(stat)
         return pa.table({
-            "kafka": pa.array([kafka] * n, pa.string()).dictionary_encode(),
+            "kafka": constant(kafka, n),
             "voters": pa.array(np.full(n, voters, np.int8)),
             "pre_vote": pa.array(np.full(n, pre_vote, bool)),
             "stat": pa.array(stat, pa.string()).dictionary_encode(),
