@@ -16,7 +16,7 @@ from ..jit import kernel
 from ..properties.checkers import check_after_step
 from ..state.clock import (
     BURST_END, BURST_MUTED, CUT_SINCE, DL_CHECK_QUORUM, DL_FLUSH, DL_POLL, DL_TIMER, ELECTION_AT,
-    INF, LAST_DUE,
+    INF, LAST_DUE, LAST_FETCH,
     LOST, NEXT_TRY, NOW, PRE_REACH, PREV_ROLE, RETRIES, ROLES_CHANGED, TIMER_KIND, TS_DISRUPTIVE,
     TS_FAILED_PRE_VOTES, TS_LOST_ELECTIONS, due_col, election_backoff, election_timeout,
     end_epoch_backoff, fault_happens, latency, parked_col,
@@ -26,7 +26,7 @@ from ..state.layout import (
     BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, END_QUORUM_EPOCH_RESPONSE, EPOCH, FETCH_REQUEST,
     FETCH_RESPONSE,
     FOLLOWER, F_CORR, F_DST, F_ERROR, F_SRC, F_TYPE, HW, INFLIGHT, INTENT, INTENT_ARG, I_BACKOFF,
-    I_CHECK_QUORUM, I_END_EPOCH, I_FETCH_RESET, I_KEEP_TIMER, I_ROLE, LEADER, LOG_END, N_MSGS, PROSPECTIVE,
+    I_CHECK_QUORUM, I_END_EPOCH, I_FETCHED, I_FETCH_RESET, I_KEEP_TIMER, I_ROLE, LEADER, LOG_END, N_MSGS, PROSPECTIVE,
     P_NODES, RESIGNED, ROLE, S_STEPS, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE,
 )
 from ..properties.liveness import PRE_VOTE_ISOLATED_NEVER_CANDIDATE, inbound_voters, two_way_voters, violate
@@ -77,6 +77,7 @@ def enter_role(w, c, i, features):
     n = w.scal[P_NODES]
     for j in range(n):
         c.pair[NEXT_TRY, i, j] = now
+        c.pair[LAST_FETCH, i, j] = -INF  # a new LeaderState: nobody has fetched yet
     c.node[DL_TIMER, i] = INF
     c.node[TIMER_KIND, i] = 0
     c.node[DL_CHECK_QUORUM, i] = INF
@@ -188,14 +189,16 @@ def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, 
             c.node[DL_TIMER, t] = now + follower_timeout(w, c)
         if it & I_END_EPOCH and r == FOLLOWER:
             m = w.node[INTENT_ARG, t]
-            pos = popcount(m & ((1 << t) - 1)) if (m >> t) & 1 else -1
-            c.node[DL_TIMER, t] = now + end_epoch_backoff(c, pos, popcount(m))
+            c.node[DL_TIMER, t] = now + end_epoch_backoff(c, m, t)
         if (it & I_BACKOFF and r == CANDIDATE and c.node[TIMER_KIND, t] == 0
                 and np.int64(c.tp[TP_ELECTION_LOSS]) != LOSS_WAIT):
             start_backoff(w, c, t)  # maybeHandleElectionLoss (4.1 on: waits out its timer)
         if it & I_CHECK_QUORUM and r == LEADER:
             c.node[DL_CHECK_QUORUM, t] = now + check_quorum_timeout(c)
-        if resp_from >= 0 and w.peer[INFLIGHT, t, resp_from] == 0 and not it & I_ROLE:
+        if it & I_FETCHED and r == LEADER:
+            c.pair[LAST_FETCH, t, w.node[INTENT_ARG, t]] = now
+        if (resp_from >= 0 and w.peer[INFLIGHT, t, resp_from] == 0 and not it & I_ROLE
+                and r != LEADER):  # (a leader's next BeginQuorumEpoch waits for its timer)
             # RequestManager.onResponseResult: ready again, after a backoff on an error
             c.pair[NEXT_TRY, t, resp_from] = now + (
                 np.int64(c.tp[TP_RETRY_BACKOFF]) if resp_error != 0 else 0)

@@ -19,7 +19,7 @@ from ..jit import call_with_features, kernel, literally
 
 from ..state.clock import (
     BURST_END, BURST_MUTED, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART,
-    DL_TIMER, END, FAULTS_END, HEALTHY, HEAL_AT, INF, LIVE_DEADLINE, NEXT_APPEND, NEXT_PARTITION,
+    DL_TIMER, END, FAULTS_END, LAST_FETCH, SENT_AT, HEALTHY, HEAL_AT, INF, LIVE_DEADLINE, NEXT_APPEND, NEXT_PARTITION,
     NEXT_BURST, NEXT_SCRIPT, NEXT_TRY, NOW, PHASE, PH_MEASURE, PROBE_AT, PROBE_OFFSET, PROBE_VALUE,
     ROLES_CHANGED, STATS_AT, TIMER_KIND, TRIGGER_AT, TS_END, TS_EVENTS, TS_FIRST_TIMEOUT,
     TS_WIDTH, SCHEDULED, alloc_clock, due_col, fault_below, fault_exponential,
@@ -47,7 +47,7 @@ from kraftwalk.vocabulary.timing import (
     SC_RANDOM_FAULTS, TP_FETCH_MAX_WAIT, TP_FETCH_TIMEOUT, TP_LOSS_BURST_DURATION,
     TP_LOSS_BURST_INTERVAL, TP_MTBF,
     TP_PARTITION_DURATION, TP_PARTITION_INTERVAL, TP_REQUEST_TIMEOUT, TP_RESTART_DELAY,
-    TP_APPEND_INTERVAL, TP_CANDIDATE_TIMEOUT_BACKOFF,
+    TP_APPEND_INTERVAL, TP_CANDIDATE_TIMEOUT_BACKOFF, TP_BEGIN_QUORUM_EPOCH, BQE_NOT_FETCHING,
 )
 from ..transition import (
     FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_FLUSH, FAM_LOSE,
@@ -156,6 +156,35 @@ def should_park(w, c, k):
 
 
 @kernel
+def send_begin_quorum_epochs(w, c, i, tg, trace, features):
+    """maybeSendBeginQuorumEpochRequests: the leader's BeginQuorumEpoch timer expired
+    (its first expiry is at once); it goes to every other voter (3.9-4.1, KAFKA-16536) or
+    to those that have not fetched for fetch timeout / 2 (4.2 on, KAFKA-16926), each
+    whose connection is ready (no request of the last request timeout unanswered), and
+    the timer restarts: one timer for all voters, kept in the leader's NEXT_TRY row."""
+    now = c.t[NOW]
+    half = np.int64(c.tp[TP_FETCH_TIMEOUT]) // 2
+    only_idle = np.int64(c.tp[TP_BEGIN_QUORUM_EPOCH]) == BQE_NOT_FETCHING
+    due = 0
+    for j in range(w.scal[P_NODES]):
+        if (tg >> j) & 1:
+            c.pair[NEXT_TRY, i, j] = now + half
+            if only_idle and now - c.pair[LAST_FETCH, i, j] < half:
+                continue  # needToSendBeginQuorumRequests: it fetched lately
+            if w.peer[INFLIGHT, i, j] != 0 and now < c.pair[SENT_AT, i, j] + np.int64(
+                    c.tp[TP_REQUEST_TIMEOUT]):
+                continue  # RequestManager.isReady: one unanswered request at a time
+            due |= 1 << j
+    for j in range(w.scal[P_NODES]):
+        if (due >> j) & 1:
+            c.pair[SENT_AT, i, j] = now
+            if timed_act(w, c, FAM_SEND, i, j, trace, features) == 1:
+                return
+            if w.node[ROLE, i] != LEADER:
+                return
+
+
+@kernel
 def poll(w, c, i, trace, features):
     """Node i sends the requests its role calls for to every target that may get one
     now (an Unattached node: to one bootstrap voter, picked at random)."""
@@ -184,10 +213,11 @@ def poll(w, c, i, trace, features):
                         timed_act(w, c, FAM_SEND, i, j, trace, features)
                         break
                     pick -= 1
+    elif w.node[ROLE, i] == LEADER:
+        send_begin_quorum_epochs(w, c, i, tg, trace, features)
     else:
-        # BeginQuorumEpoch is resent every fetch timeout / 2; other requests on timeout.
-        wait = np.int64(c.tp[TP_FETCH_TIMEOUT]) // 2 if w.node[ROLE, i] == LEADER else np.int64(
-            c.tp[TP_REQUEST_TIMEOUT])
+        # a request unanswered for the request timeout is sent again
+        wait = np.int64(c.tp[TP_REQUEST_TIMEOUT])
         for j in range(n):
             if (tg >> j) & 1 and c.pair[NEXT_TRY, i, j] <= now:
                 c.pair[NEXT_TRY, i, j] = now + wait
@@ -270,6 +300,9 @@ def handle_event(w, c, ev, who, trace, features):
         if w.msgs[i, dc] < 0:
             timed_act(w, c, FAM_LOSE, i, 0, trace, features)
         elif should_park(w, c, i):
+            # tryCompleteFetchRequest ran on arrival (lastFetchTimestamp), and runs again
+            # when the held fetch is answered
+            c.pair[LAST_FETCH, w.msgs[i, F_DST], w.msgs[i, F_SRC]] = now
             w.msgs[i, parked_col(w)] = 1
             w.msgs[i, dc] = now + np.int64(c.tp[TP_FETCH_MAX_WAIT])
         else:

@@ -40,7 +40,8 @@ def _respond(w, mtype, s, error):
 
 @kernel
 def send_begin_quorum_epoch(w, i, j):
-    """The leader (re)announces itself to a voter that has not acknowledged it yet."""
+    """The leader announces itself to a voter: its heartbeat (KAFKA-16536, 3.9 on; the
+    timed chooser sends it every fetch timeout / 2 to the voters the release names)."""
     k = _send_request(w, BEGIN_QUORUM_EPOCH_REQUEST, i, j)
     if k >= 0:
         w.msgs[k, F_VOTER_DIR] = view_dir(w, i, j)

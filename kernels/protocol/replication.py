@@ -19,7 +19,7 @@ from ..state.layout import (
     S_CLIENT_APPENDS, S_TRUNCATIONS, UP, T_CHECK_QUORUM_RESIGNED, T_FOLLOWER_TRUNCATED,
     I_FETCH_RESET, FETCHING_END, FETCHING_EPOCH, F_SNAPSHOT_END, F_SNAPSHOT_EPOCH, LOG_START,
     SNAP_END, SNAP_EPOCH, START_EPOCH, T_REMOVED_LEADER_RESIGNED, VOTERS_AT, GN_HW_VOTERS,
-    DIR, F_REPLICA_DIR, REPLICA_DIR,
+    DIR, F_REPLICA_DIR, REPLICA_DIR, INTENT_ARG, I_FETCHED,
 )
 from ..state.coverage import reach
 from ..state.log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate_to
@@ -205,6 +205,8 @@ def handle_fetch_request(w, s, features):
         # updateReplicaState (+ check-quorum bookkeeping for voters)
         w.peer[REPLICA_END, i, r] = off
         w.peer[REPLICA_DIR, i, r] = m[F_REPLICA_DIR]
+        w.node[INTENT_ARG, i] = r
+        intend(w, i, I_FETCHED)  # lastFetchTimestamp: 4.2's heartbeat skips r a while
         if update_check_quorum_for_following_voter(w, i, r):
             w.node[ACKED_MASK, i] |= 1 << r
             maybe_update_high_watermark(w, i, features)

@@ -19,11 +19,16 @@ node    int64 [TN_ROWS, N]     per-node deadlines (INF: none) and bookkeeping
   PREV_ROLE       the role it had after the previous step
   ELECTION_AT     when its election timer expires (Unattached, Prospective, Candidate,
                   Resigned; a candidate's backoff leaves it be): what Unattached keeps
-pair    int64 [2, N, N]
+pair    int64 [PAIR_ROWS, N, N]
   NEXT_TRY        [i, j] earliest time i may send j a new request (a pending one
-                  is sent again once it times out)
+                  is sent again once it times out); a leader's are its one
+                  BeginQuorumEpoch timer (every fetch timeout / 2)
   LAST_DUE        [i, j] delivery time of the last message on link i -> j: links
                   deliver in order, as TCP does
+  LAST_FETCH      [i, j] leader i: when j's last valid Fetch arrived (-INF: not in
+                  this epoch; Kafka's lastFetchTimestamp, read by 4.2's heartbeat)
+  SENT_AT         [i, j] when i last sent j a request (an unanswered one blocks the
+                  next until the request timeout: RequestManager.isReady)
 tp      float64 [TP_WIDTH]     timing parameters (kernels.timing)
 drop    uint8   [2, F]         shrinking only: drop[0, k] = 1 suppresses the walk's k-th
                                scheduled fault, drop[1, k] its k-th lost message (empty
@@ -38,6 +43,7 @@ from ..jit import bundle
 from ..jit import kernel
 from .layout import RNG
 from .rng import GAMMA, INV53, S11, mix64, rand_below, rand_unit
+from .voters import popcount
 from kraftwalk.vocabulary.timing import (
     LAT_EXPONENTIAL, LAT_FIXED, LAT_LOGNORMAL, LAT_UNIFORM, TP_ELECTION_BACKOFF_MAX,
     TP_ELECTION_TIMEOUT, TP_LATENCY_A, TP_LATENCY_B, TP_LATENCY_KIND, TP_LATENCY_SIGMA,
@@ -133,6 +139,9 @@ ELECTION_AT = 11
 TN_ROWS = 12
 NEXT_TRY = 0
 LAST_DUE = 1
+LAST_FETCH = 2
+SENT_AT = 3
+PAIR_ROWS = 4
 
 Clock = bundle("Clock", ["t", "node", "pair", "tp", "drop"], __name__)  # by reference: .bundle
 
@@ -140,7 +149,7 @@ Clock = bundle("Clock", ["t", "node", "pair", "tp", "drop"], __name__)  # by ref
 def alloc_clock(n, tp, drop=None):
     return Clock(t=np.zeros(T_WIDTH, dtype=np.int64),
                  node=np.zeros((TN_ROWS, n), dtype=np.int64),
-                 pair=np.zeros((2, n, n), dtype=np.int64),
+                 pair=np.zeros((PAIR_ROWS, n, n), dtype=np.int64),
                  tp=np.asarray(tp, dtype=np.float64),
                  drop=np.zeros((2, 0), dtype=np.uint8) if drop is None
                  else np.ascontiguousarray(drop, dtype=np.uint8).reshape(2, -1))
@@ -202,8 +211,14 @@ def election_backoff(w, c, retries):
 
 
 @kernel
-def end_epoch_backoff(c, position, total):
-    """strictExponentialElectionBackoffMs: the preferred successors time out in order."""
+def end_epoch_backoff(c, successors, i):
+    """endEpochElectionBackoff: node i's fetch timer after EndQuorumEpoch naming the
+    ``successors`` (a bitmask, in node-id order): strictExponentialElectionBackoffMs of
+    its place in the list, or of the list's length if it is absent. So the first
+    successor, and everyone told by an empty list (a restarted leader's), times out at
+    once; one absent from a list waits the cap."""
+    total = popcount(successors)
+    position = popcount(successors & ((1 << i) - 1)) if (successors >> i) & 1 else total
     cap = np.int64(c.tp[TP_ELECTION_BACKOFF_MAX])
     if position == 0:
         return np.int64(0)

@@ -29,7 +29,8 @@ node    int32 [NODE_FIELDS, N]                         per-node fields
   HAS_FETCHED   follower: fetched successfully from its leader in this epoch
   EPOCH_START   leader: offset of its LeaderChange record (epochStartOffset)
   FETCHED_MASK  leader: voters heard from since the check-quorum timer restarted
-  ACKED_MASK    leader: voters that acknowledged BeginQuorumEpoch or fetched;
+  ACKED_MASK    leader: voters that acknowledged BeginQuorumEpoch or fetched (Kafka's
+                hasAcknowledgedLeader; the heartbeat goes to them all the same);
                 resigned: voters that acknowledged EndQuorumEpoch
   PREFERRED     resigned: preferred successors (bitmask); follower: 1 if named one
   LINKS         bit j set: messages from this node to j get through
@@ -39,6 +40,7 @@ node    int32 [NODE_FIELDS, N]                         per-node fields
   INTENT        timer intents (I_* bits) the handlers record for the timed chooser
                 (kernels.timed), which reads and clears them; the untimed one ignores them
   INTENT_ARG    argument of an intent: EndQuorumEpoch's preferred-successor mask
+                (follower), the replica whose Fetch it took (leader, I_FETCHED)
   LOG_START     log start offset: the end of the earliest snapshot kept, 0 none (persistent)
   START_EPOCH   that snapshot's epoch (of the last entry it covers), 0 none (persistent)
   SNAP_END      end offset of the latest snapshot, 0 none (persistent; KIP-630)
@@ -190,6 +192,7 @@ I_BACKOFF = 4         # the candidate's vote was rejected: back off before retry
 I_CHECK_QUORUM = 8    # a majority fetched: restart the leader's check-quorum timer
 I_END_EPOCH = 16      # EndQuorumEpoch from the leader: override the fetch timer
 I_KEEP_TIMER = 32     # Unattached keeping the election time left of the role it left
+I_FETCHED = 64        # leader: a valid Fetch from replica INTENT_ARG (lastFetchTimestamp)
 
 # ---- peer, log, hashes and ghost rows ---------------------------------------------
 INFLIGHT = 0

@@ -108,8 +108,10 @@ def request_targets(w, a):
         if vote_rejected(w, a):
             return 0
         return others & ~(w.node[GRANTED, a] | w.node[REJECTED, a])
-    if r == LEADER or r == RESIGNED:
-        return others & ~w.node[ACKED_MASK, a]
+    if r == LEADER:
+        return others  # BeginQuorumEpoch as a heartbeat, to any voter (KAFKA-16536, 3.9)
+    if r == RESIGNED:
+        return others & ~w.node[ACKED_MASK, a]  # EndQuorumEpoch until acknowledged
     return 0
 
 

@@ -73,7 +73,7 @@ def restart_node(w, i, features):
         else:
             w.node[ROLE, i] = RESIGNED
             w.node[ACKED_MASK, i] = 1 << i
-            w.node[PREFERRED, i] = other_voters(w, i)
+            w.node[PREFERRED, i] = 0  # QuorumState.initialize: an empty successor list
     elif w.node[VOTED_ID, i] == i and voter and (
             features & KAFKA_17642 or w.node[LEADER_ID, i] < 0):
         # Voted for itself: Candidate of its epoch. From Kafka 4.0 (KAFKA-17642) a

@@ -150,7 +150,9 @@ class ReferenceCluster:
             if vote_rejected(self, node):
                 return set()
             return others - node.granted - node.rejected
-        if r in (LEADER, RESIGNED):
+        if r == LEADER:
+            return others                      # BeginQuorumEpoch heartbeat (KAFKA-16536)
+        if r == RESIGNED:
             return others - node.acked
         return set()
 

@@ -26,21 +26,14 @@ class Difference:
 
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
-        "begin_quorum_epoch_heartbeat",
-        "the leader sends BeginQuorumEpoch every fetch timeout / 2 (KAFKA-16536, 3.9; to "
-        "voters that have not fetched lately from 4.2, KAFKA-16926); a node that sees a "
-        "second leader of its epoch stops (hasConsistentLeader)",
-        "BeginQuorumEpoch goes to each voter until it acknowledges",
-        "not yet modelled (releases.py lists both changes); the heartbeat only speeds "
-        "discovery, and a second leader is what ElectionSafety flags either way",
-        "timing"),
-    Difference(
         "end_quorum_epoch_successors",
-        "a resigning leader orders its successors by descending fetch offset "
-        "(LeaderState); a restarted former leader resigns with an empty list, so every "
-        "follower times out at once",
-        "successors in node-id order; a restarted leader names every other voter",
-        "not yet modelled: the order only staggers the followers' timers",
+        "a resigning leader orders its successors by descending fetch offset, ties by "
+        "node id (LeaderState.nonLeaderVotersByDescendingFetchOffset)",
+        "successors in node-id order",
+        "the same order whenever the followers' fetch offsets are equal (a caught-up "
+        "cluster); the order only staggers the followers' fetch timers. (A restarted "
+        "former leader resigns with an empty list, as Kafka's does: every follower times "
+        "out at once.)",
         "timing"),
     Difference(
         "held_fetch_stale_success",

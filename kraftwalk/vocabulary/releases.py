@@ -48,10 +48,11 @@ class Change:
     model: str = ""   # not modelled yet: what the model does in every release instead
     backports: tuple[str, ...] = ()  # first release of each older line that has it
     line: str = ""    # only this line has it (a backport that differs from the original)
+    always: bool = False  # every release the model covers has it: the model's own rule
 
     @property
     def modelled(self) -> bool:
-        return bool(self.switch or self.timing)
+        return bool(self.switch or self.timing or self.always)
 
 
 CHANGES: tuple[Change, ...] = (
@@ -117,12 +118,13 @@ CHANGES: tuple[Change, ...] = (
     Change("KAFKA-16536", "3.9",
            "the leader sends BeginQuorumEpoch to every voter each fetch timeout / 2",
            "BeginQuorumEpoch goes to each voter until it acknowledges",
-           model="sent until acknowledged in every release"),
+           model="the leader may send BeginQuorumEpoch to any other voter at any time "
+                 "(timed walks: every fetch timeout / 2)", always=True),
     Change("KAFKA-16926", "4.2",
            "BeginQuorumEpoch goes only to the voters that have not fetched for fetch "
            "timeout / 2",
            "to every voter each fetch timeout / 2 (KAFKA-16536)",
-           model="sent until acknowledged in every release"),
+           timing=(("begin_quorum_epoch", "not-fetching", "every-voter"),)),
 )
 
 SWITCHED: tuple[Change, ...] = tuple(c for c in CHANGES if c.switch)
@@ -204,6 +206,8 @@ def table(code=str) -> list[tuple[str, str, str, str, str]]:
                 modelled = "yes, timed walks (" + ", ".join(
                     code(f"{n}={now}" if isinstance(now, str) else f"{n}={now:g}")
                     for n, now, _ in c.timing) + ")"
+            elif c.always:
+                modelled = f"yes, every release: {c.model}"
             else:
                 modelled = f"not yet: {c.model}"
             rows.append((r, c.issue, c.now, c.before, modelled))

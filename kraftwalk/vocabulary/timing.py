@@ -22,6 +22,11 @@ LOSS_JITTERED_39 = 2      # 3.9.2: 100 ms x uniform{1 .. 2^r}, cap + uniform{0 .
 LOSS_WAIT = 3             # 4.1 on: no backoff, it waits out its election timeout
 ELECTION_LOSS_NAMES = ("backoff", "jittered-backoff", "jittered-backoff-3.9", "wait")
 
+# ---- which voters the leader's BeginQuorumEpoch heartbeat goes to (by release) -------
+BQE_EVERY_VOTER = 0       # 3.9-4.1 (KAFKA-16536): every other voter, each fetch timeout / 2
+BQE_NOT_FETCHING = 1      # 4.2 on (KAFKA-16926): those that have not fetched for that long
+BEGIN_QUORUM_EPOCH_NAMES = ("every-voter", "not-fetching")
+
 # ---- scenarios: scripts over the same events ---------------------------------------
 SC_COLD_START = 0       # every node starts at once; time to the first leader
 SC_LEADER_CRASH = 1     # steady state, then the leader crashes
@@ -69,7 +74,8 @@ TP_LOSS_BURST_DURATION = 31
 TP_LOSS_BURST_RATE = 32
 TP_CANDIDATE_TIMEOUT_BACKOFF = 33
 TP_RESIGNED_KEEPS_TIME = 34
-TP_WIDTH = 35
+TP_BEGIN_QUORUM_EPOCH = 35
+TP_WIDTH = 36
 
 TIMING = {
     TP_ELECTION_TIMEOUT: Timing(
@@ -129,6 +135,13 @@ TIMING = {
         "1: a Resigned node that becomes Unattached keeps its election time left, as a "
         "Candidate, an Unattached node and a Prospective one not rejected do in every "
         "release (4.0 on); 0: it draws a fresh election timeout (3.9; the release sets it)"),
+    TP_BEGIN_QUORUM_EPOCH: Timing(
+        "begin_quorum_epoch", float(BQE_NOT_FETCHING),
+        "KafkaRaftClient.maybeSendBeginQuorumEpochRequests",
+        "which voters the leader's BeginQuorumEpoch heartbeat (every fetch timeout / 2) "
+        "goes to (the release sets it): every-voter (3.9-4.1, KAFKA-16536: every other "
+        "voter) or not-fetching (4.2 on, KAFKA-16926: the voters that have not fetched for "
+        "fetch timeout / 2)"),
     TP_RANDOM_FETCH_TIMEOUT: Timing(
         "randomized_fetch_timeout", 0.0, "(Raft)",
         "1: a follower's timer is an election timeout in [T, 2T) (Raft), not the fetch timeout"),

@@ -38,7 +38,8 @@ def test_begin_quorum_epoch_makes_an_unattached_voter_a_follower():
     assert (r[F_ERROR], r[F_EPOCH], r[F_LEADER]) == (ERR_NONE, 1, 0)
     deliver(w, BEGIN_QUORUM_EPOCH_RESPONSE, 2, 0)
     assert w.node[ACKED_MASK, 0] == 0b101
-    send(w, 0, 2, expect=-1)                # acknowledged: no resend
+    send(w, 0, 2)                           # acknowledged, and sent again: the heartbeat
+    assert msg(w, BEGIN_QUORUM_EPOCH_REQUEST, 0, 2)[F_EPOCH] == 1  # (KAFKA-16536, 3.9)
     send(w, 0, 3, expect=-1)                # observers are not told
 
 
