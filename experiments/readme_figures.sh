@@ -191,7 +191,7 @@ python experiments/identity_run.py --old 45ae600 --walks 200000 \
 rm -rf "$R/elect-leader-crash"
 kraftwalk elect --pre-vote both --out "$R/elect-leader-crash"
 rm -rf "$R/elect-releases"
-kraftwalk elect --kafka 3.9 --kafka 4.0 --kafka 4.0.1 --kafka 4.1 --kafka 4.3 --out "$R/elect-releases"
+kraftwalk elect --kafka 3.9 --kafka 4.0 --kafka 4.0.1 --kafka 4.1 --kafka 4.2 --kafka 4.3 --out "$R/elect-releases"
 python experiments/ongaro.py --walks 10000 --out "$R"
 python experiments/timing_table.py
 kraftwalk bench --timed-only --seconds 20 --out "$R"
