@@ -114,9 +114,14 @@ def truncate_to_latest_snapshot(w, i):
 # ---------------------------------------------------------------- the leader's answer
 @kernel
 def fetch_needs_snapshot(w, i, off, lfe):
-    """validateOffsetAndEpoch's SNAPSHOT case at leader i: it has cleaned its log (a
-    snapshot at its log start) and the fetch offset is below the log start, or at it
-    with another epoch, or the last fetched epoch is below the snapshot's."""
+    """Does leader i answer a Fetch at (off, lfe) with its latest snapshot id? A fetch
+    from an empty log (offset 0) whenever it has a snapshot (tryCompleteFetchRequest,
+    KAFKA-15078: cheaper than the log from its start, every release); otherwise
+    validateOffsetAndEpoch's SNAPSHOT case: it has cleaned its log (a snapshot at its
+    log start) and the fetch offset is below the log start, or at it with another
+    epoch, or the last fetched epoch is below the snapshot's."""
+    if off == 0 and w.node[SNAP_END, i] > 0:
+        return True
     start = w.node[LOG_START, i]
     if start == 0:
         return False

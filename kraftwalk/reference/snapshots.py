@@ -86,7 +86,10 @@ def truncate_to_latest_snapshot(c, node) -> bool:
 
 # ---------------------------------------------------------------- the leader's side
 def fetch_needs_snapshot(node, offset: int, last_fetched_epoch: int) -> bool:
-    """validateOffsetAndEpoch's SNAPSHOT case."""
+    """An empty log's fetch whenever the leader has a snapshot (KAFKA-15078), else
+    validateOffsetAndEpoch's SNAPSHOT case."""
+    if offset == 0 and node.latest[0] > 0:
+        return True
     if node.log_start == 0:
         return False
     start, epoch = node.log_start, node.start_epoch

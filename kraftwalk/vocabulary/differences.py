@@ -83,11 +83,15 @@ DIFFERENCES: tuple[Difference, ...] = (
         "timing"),
     Difference(
         "snapshot_offers",
-        "a Fetch at offset 0 is told of the latest snapshot whenever one exists "
-        "(KAFKA-15078), and validateOffsetAndEpoch offers it to a fetch behind the earliest "
-        "snapshot, also while the log still starts at 0",
-        "a snapshot is offered only once the leader has cleaned its log below it",
-        "not yet modelled: the install path itself is Kafka's",
+        "validateOffsetAndEpoch offers the latest snapshot to a fetch whose last fetched "
+        "epoch is below the earliest snapshot's also while the log still starts at 0 "
+        "(when that earliest snapshot is not the bootstrap one, 0-0, that KIP-853's "
+        "format writes)",
+        "before the log is cleaned such a fetch gets a diverging epoch and truncates; a "
+        "fetch at offset 0 is sent the snapshot whenever there is one, as in Kafka "
+        "(KAFKA-15078)",
+        "not yet modelled: the model keeps no earliest snapshot below its log start; "
+        "either answer ends in the same log",
         "coverage"),
     Difference(
         "add_voter_caught_up",

@@ -47,6 +47,24 @@ def test_snapshot_and_clean_at_the_hw():
     act(w, (FAM_SNAPSHOT, 1, 0), F, expect=-1)
 
 
+def test_an_empty_log_is_sent_the_snapshot_before_the_log_is_cleaned():
+    """KAFKA-15078 (tryCompleteFetchRequest, every release): a Fetch at offset 0 gets the
+    latest snapshot id whenever the leader has one, though its log still starts at 0;
+    a fetch at any other offset is served from the log as before."""
+    w = committed_at_leader(3)
+    act(w, (FAM_SNAPSHOT, 0, 0), F_SNAPSHOTS)
+    assert w.node[LOG_START, 0] == 0
+    send(w, 2, 0, F_SNAPSHOTS)
+    deliver(w, FETCH_REQUEST, 2, 0, F_SNAPSHOTS)
+    m = msg(w, FETCH_RESPONSE, 0, 2)
+    assert (m[F_ERROR], m[F_SNAPSHOT_END], m[F_SNAPSHOT_EPOCH], m[F_N_RECORDS]) == (ERR_NONE, 4, 1, 0)
+    deliver(w, FETCH_RESPONSE, 0, 2, F_SNAPSHOTS)
+    assert (w.node[FETCHING_END, 2], w.node[FETCHING_EPOCH, 2]) == (4, 1)
+    act(w, (FAM_CLIENT_APPEND, 0, 0), F_SNAPSHOTS)
+    fetch_round(w, 1, 0, F_SNAPSHOTS)      # voter 1 (log end 4) fetches records as ever
+    assert w.node[LOG_END, 1] == 5 and w.node[FETCHING_END, 1] == 0
+
+
 def test_a_lagging_follower_downloads_the_leaders_snapshot():
     w = committed_at_leader(3)
     act(w, (FAM_SNAPSHOT, 0, 0), F_SNAPSHOTS)
