@@ -15,7 +15,8 @@ import numpy as np
 from ..jit import kernel
 
 from ..state.clock import (
-    BURST_END, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART, DL_TIMER, DONE, END,
+    APPEND_AT, BURST_END, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART, DL_TIMER, DONE,
+    END,
     FAULTS_END, NEXT_BURST,
     HEALED_AT, HEALED_COMMIT, HEALS, HEALTHY, HEALTHY_OK, HEAL_AT, INF, KNOWN, KNOWN_ALL,
     LIVE_DEADLINE, LOSS_AT, NEXT_APPEND, NEXT_PARTITION, NEXT_SCRIPT, NOW, PHASE, PH_MEASURE,
@@ -96,7 +97,7 @@ def start_timed(w, c, features):
     n = w.scal[P_NODES]
     c.pair[:, :, :] = 0
     for i in range(n):
-        for r in (DL_TIMER, DL_POLL, DL_CHECK_QUORUM, DL_FLUSH, DL_CRASH, DL_RESTART):
+        for r in (DL_TIMER, DL_POLL, DL_CHECK_QUORUM, DL_FLUSH, DL_CRASH, DL_RESTART, APPEND_AT):
             c.node[r, i] = INF
         c.node[TIMER_KIND, i] = 0
         c.node[RETRIES, i] = 0

@@ -16,7 +16,7 @@ from ..jit import kernel
 from ..properties.checkers import check_after_step
 from ..state.clock import (
     BURST_END, BURST_MUTED, CUT_SINCE, DL_CHECK_QUORUM, DL_FLUSH, DL_POLL, DL_TIMER, ELECTION_AT,
-    INF, LAST_DUE, LAST_FETCH,
+    INF, LAST_DUE, LAST_FETCH, APPEND_AT,
     LOST, NEXT_TRY, NOW, PRE_REACH, PREV_ROLE, RETRIES, ROLES_CHANGED, TIMER_KIND, TS_DISRUPTIVE,
     TS_FAILED_PRE_VOTES, TS_LOST_ELECTIONS, due_col, election_backoff, election_timeout,
     end_epoch_backoff, fault_happens, latency, parked_col,
@@ -30,12 +30,13 @@ from ..state.layout import (
     P_NODES, RESIGNED, ROLE, S_STEPS, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE,
 )
 from ..properties.liveness import PRE_VOTE_ISOLATED_NEVER_CANDIDATE, inbound_voters, two_way_voters, violate
-from ..state.voters import checks_quorum, in_voters, is_voter, majority, popcount
+from ..state.voters import checks_quorum, in_voters, is_voter, majority
 from ..protocol.replication import flush_enabled
 from ..state.rng import rand_unit
 from kraftwalk.vocabulary.timing import (
     TP_ELECTION_LOSS, LOSS_WAIT, TP_CHECK_QUORUM_FACTOR, TP_FETCH_TIMEOUT, TP_FLUSH_DELAY, TP_LOSS,
     TP_LOSS_BURST_RATE, TP_RANDOM_FETCH_TIMEOUT, TP_RESIGNED_KEEPS_TIME, TP_RETRY_BACKOFF,
+    TP_FETCH_PURGATORY, PURGATORY_HW,
 )
 from ..transition import (
     FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, do_action,
@@ -81,6 +82,7 @@ def enter_role(w, c, i, features):
     c.node[DL_TIMER, i] = INF
     c.node[TIMER_KIND, i] = 0
     c.node[DL_CHECK_QUORUM, i] = INF
+    c.node[APPEND_AT, i] = INF  # a LeaderState's accumulator goes with it, unwritten
     r = w.node[ROLE, i]
     prev = c.node[PREV_ROLE, i]
     c.node[PREV_ROLE, i] = r
@@ -158,8 +160,9 @@ def assign_dues(w, c):
 
 @kernel
 def release_parked(w, c, i):
-    """The leader's log end, HW or role changed: every Fetch it holds is answered now
-    (Kafka's fetch purgatory completes on append and on a HW change)."""
+    """The leader's log end, role or (from 4.1) HW changed: every Fetch it holds is
+    answered now (Kafka's fetch purgatory completes on append, and from 4.1 on a HW
+    change, KAFKA-14145)."""
     dc = due_col(w)
     pc = parked_col(w)
     for k in range(w.scal[N_MSGS]):
@@ -208,8 +211,10 @@ def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, 
                 c.node[DL_FLUSH, t] = now + np.int64(c.tp[TP_FLUSH_DELAY])
         else:
             c.node[DL_FLUSH, t] = INF
-        if was_leader and (w.node[LOG_END, t] != le or w.node[HW, t] != hw or r != role
-                           or w.node[EPOCH, t] != epoch or w.node[UP, t] != up):
+        if was_leader and (w.node[LOG_END, t] != le or r != role
+                           or w.node[EPOCH, t] != epoch or w.node[UP, t] != up
+                           or (w.node[HW, t] != hw
+                               and np.int64(c.tp[TP_FETCH_PURGATORY]) == PURGATORY_HW)):
             release_parked(w, c, t)
         if was_leader and voted_req and r != LEADER and inbound_voters(w, t) >= majority(w, t):
             c.t[TS_DISRUPTIVE] += 1

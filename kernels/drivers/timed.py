@@ -10,8 +10,9 @@ by the same invariants as in an untimed walk; its trace (with times) replays on
 the untimed transition relation and on the reference model.
 
 A leader holds a Fetch that has nothing new for it (Kafka's fetch purgatory): it
-is answered when the leader appends, its HW moves, or after the max wait. Only a
-Fetch that acknowledges nothing new is held, so holding it delays no commit.
+is answered when the leader appends, after the max wait, and from 4.1 when its HW
+moves (``fetch_purgatory``, KAFKA-14145). Only a Fetch that acknowledges nothing new
+is held, so holding it delays no commit.
 """
 import numpy as np
 
@@ -19,7 +20,7 @@ from ..jit import call_with_features, kernel, literally
 
 from ..state.clock import (
     BURST_END, BURST_MUTED, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART,
-    DL_TIMER, END, FAULTS_END, LAST_FETCH, SENT_AT, HEALTHY, HEAL_AT, INF, LIVE_DEADLINE, NEXT_APPEND, NEXT_PARTITION,
+    DL_TIMER, END, FAULTS_END, LAST_FETCH, SENT_AT, APPEND_AT, APPEND_FROM, HEALTHY, HEAL_AT, INF, LIVE_DEADLINE, NEXT_APPEND, NEXT_PARTITION,
     NEXT_BURST, NEXT_SCRIPT, NEXT_TRY, NOW, PHASE, PH_MEASURE, PROBE_AT, PROBE_OFFSET, PROBE_VALUE,
     ROLES_CHANGED, STATS_AT, TIMER_KIND, TRIGGER_AT, TS_END, TS_EVENTS, TS_FIRST_TIMEOUT,
     TS_WIDTH, SCHEDULED, alloc_clock, due_col, fault_below, fault_exponential,
@@ -28,7 +29,7 @@ from ..state.clock import (
 from ..features import TRACE
 from ..state.layout import (
     CANDIDATE, C_NEXT_VALUE, EPOCH, FETCH_REQUEST, FOLLOWER, F_DST, F_EPOCH, F_FETCH_OFFSET,
-    F_LAST_FETCHED_EPOCH, F_SRC, F_TYPE, INFLIGHT, LEADER, LEADER_ID, LOG_END, N_MSGS,
+    F_LAST_FETCHED_EPOCH, F_SRC, F_TYPE, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, N_MSGS,
     N_TARGETS, P_DEPTH, P_NODES, REACHED, REPLICA_END, ROLE, STATS_BASE, S_BOUND_HIT,
     S_CLIENT_APPENDS, S_STEPS, S_WIDTH, UNATTACHED, UP, VIOL_BASE, V_INVARIANT, V_WIDTH,
     BOUND_NONE, alloc_walk,
@@ -48,6 +49,7 @@ from kraftwalk.vocabulary.timing import (
     TP_LOSS_BURST_INTERVAL, TP_MTBF,
     TP_PARTITION_DURATION, TP_PARTITION_INTERVAL, TP_REQUEST_TIMEOUT, TP_RESTART_DELAY,
     TP_APPEND_INTERVAL, TP_CANDIDATE_TIMEOUT_BACKOFF, TP_BEGIN_QUORUM_EPOCH, BQE_NOT_FETCHING,
+    TP_FETCH_PURGATORY, PURGATORY_HW, TP_APPEND_LINGER,
 )
 from ..transition import (
     FAM_CHECK_QUORUM, FAM_CLIENT_APPEND, FAM_CRASH, FAM_DELIVER, FAM_FLUSH, FAM_LOSE,
@@ -71,6 +73,7 @@ EV_CUT_OFF = 12
 EV_LIVENESS = 13
 EV_BURST = 14
 EV_BURST_END = 15
+EV_DRAIN = 16
 
 
 @kernel
@@ -97,7 +100,7 @@ def next_event(w, c):
     ties = 0
     n = w.scal[P_NODES]
     for i in range(n):
-        for r in range(6):
+        for r in range(7):
             if r == 0:
                 x, e = c.node[DL_TIMER, i], EV_TIMER
             elif r == 1:
@@ -108,8 +111,10 @@ def next_event(w, c):
                 x, e = c.node[DL_FLUSH, i], EV_FLUSH
             elif r == 4:
                 x, e = c.node[DL_CRASH, i], EV_CRASH
-            else:
+            elif r == 5:
                 x, e = c.node[DL_RESTART, i], EV_RESTART
+            else:
+                x, e = c.node[APPEND_AT, i], EV_DRAIN
             best, ev, who, ties = earlier(w, best, ev, who, ties, x, e, i)
         best, ev, who, ties = earlier(w, best, ev, who, ties, cut_off_deadline(c, i),
                                       EV_CUT_OFF, i)
@@ -149,6 +154,12 @@ def should_park(w, c, k):
     if w.node[UP, i] == 0 or w.node[ROLE, i] != LEADER or m[F_EPOCH] != w.node[EPOCH, i]:
         return False
     if not link(w, r, i):
+        return False
+    if (np.int64(c.tp[TP_FETCH_PURGATORY]) == PURGATORY_HW
+            and w.node[HW, r] < w.node[HW, i]):
+        # 4.1 (KAFKA-14145): the Fetch carries its sender's high watermark, and one
+        # behind the leader's is answered at once. (The model reads the sender's HW on
+        # arrival: it moves only on a FetchResponse, and its fetch is still unanswered.)
         return False
     off = m[F_FETCH_OFFSET]
     return (off == w.node[LOG_END, i] and m[F_LAST_FETCHED_EPOCH] == last_epoch(w, i)
@@ -239,19 +250,29 @@ def top_leader(w):
 
 
 @kernel
-def client_append_event(w, c, trace, features):
-    """The leader appends a record (the controller's periodic no-op record); the first
-    not yet timed becomes the probe whose commit latency is measured."""
+def client_append_event(w, c):
+    """The leader is asked to append a record (the controller's periodic no-op record):
+    it goes into the leader's batch, whose append linger starts with its first record
+    (BatchAccumulator.append)."""
     c.t[NEXT_APPEND] += np.int64(c.tp[TP_APPEND_INTERVAL])
     ld = top_leader(w)
-    if ld < 0:
-        return
+    if ld >= 0 and c.node[APPEND_AT, ld] == INF:
+        c.node[APPEND_AT, ld] = c.t[NOW] + np.int64(c.tp[TP_APPEND_LINGER])
+        c.node[APPEND_FROM, ld] = c.t[NOW]
+
+
+@kernel
+def drain_batch(w, c, i, trace, features):
+    """maybeAppendBatches: the linger is over, leader i writes its batch (one record:
+    the model's appends come 500 ms apart); the first record not yet timed becomes the
+    probe whose commit latency is measured, from when it was asked for."""
+    c.node[APPEND_AT, i] = INF
     before = w.scal[S_CLIENT_APPENDS]
-    timed_act(w, c, FAM_CLIENT_APPEND, ld, 0, trace, features)
+    timed_act(w, c, FAM_CLIENT_APPEND, i, 0, trace, features)
     if w.scal[S_CLIENT_APPENDS] > before and c.t[PROBE_VALUE] == 0:
         c.t[PROBE_VALUE] = w.scal[C_NEXT_VALUE]
-        c.t[PROBE_OFFSET] = w.node[LOG_END, ld] - 1
-        c.t[PROBE_AT] = c.t[NOW]
+        c.t[PROBE_OFFSET] = w.node[LOG_END, i] - 1
+        c.t[PROBE_AT] = c.node[APPEND_FROM, i]
 
 
 @kernel
@@ -308,7 +329,9 @@ def handle_event(w, c, ev, who, trace, features):
         else:
             timed_act(w, c, FAM_DELIVER, i, 0, trace, features)
     elif ev == EV_APPEND:
-        client_append_event(w, c, trace, features)
+        client_append_event(w, c)
+    elif ev == EV_DRAIN:
+        drain_batch(w, c, i, trace, features)
     elif ev == EV_SCRIPT:
         on_script(w, c, trace, features)
     elif ev == EV_PARTITION:

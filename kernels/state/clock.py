@@ -19,6 +19,9 @@ node    int64 [TN_ROWS, N]     per-node deadlines (INF: none) and bookkeeping
   PREV_ROLE       the role it had after the previous step
   ELECTION_AT     when its election timer expires (Unattached, Prospective, Candidate,
                   Resigned; a candidate's backoff leaves it be): what Unattached keeps
+  APPEND_AT       leader: when its batch of client records is written (the append
+                  linger after its first record; INF: no batch)
+  APPEND_FROM     when that batch's first record was asked for (commit latency)
 pair    int64 [PAIR_ROWS, N, N]
   NEXT_TRY        [i, j] earliest time i may send j a new request (a pending one
                   is sent again once it times out); a leader's are its one
@@ -136,7 +139,9 @@ CUT_SINCE = 8
 PRE_REACH = 9
 PREV_ROLE = 10
 ELECTION_AT = 11
-TN_ROWS = 12
+APPEND_AT = 12
+APPEND_FROM = 13
+TN_ROWS = 14
 NEXT_TRY = 0
 LAST_DUE = 1
 LAST_FETCH = 2

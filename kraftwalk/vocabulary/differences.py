@@ -43,13 +43,6 @@ DIFFERENCES: tuple[Difference, ...] = (
         "the model answers a held fetch from the state it releases it in",
         "timing"),
     Difference(
-        "append_linger",
-        "the leader batches appends for quorum.append.linger.ms (25 ms) before it writes "
-        "them",
-        "an append is written at once",
-        "the linger delays every commit by the same amount; it would only shift 'commit ms'",
-        "timing"),
-    Difference(
         "prospective_keeps_timer_on_grant",
         "a Prospective that grants a standard vote becomes a new ProspectiveState with a "
         "fresh timer",

@@ -114,7 +114,7 @@ CHANGES: tuple[Change, ...] = (
            "a Fetch carries the follower's high watermark; a held fetch is answered when "
            "the leader's high watermark moves or the follower's is behind",
            "a held fetch waits for new records or 500 ms",
-           model="4.1's rule in every release (timed walks)"),
+           timing=(("fetch_purgatory", "high-watermark", "records"),)),
     Change("KAFKA-16536", "3.9",
            "the leader sends BeginQuorumEpoch to every voter each fetch timeout / 2",
            "BeginQuorumEpoch goes to each voter until it acknowledges",

@@ -27,6 +27,12 @@ BQE_EVERY_VOTER = 0       # 3.9-4.1 (KAFKA-16536): every other voter, each fetch
 BQE_NOT_FETCHING = 1      # 4.2 on (KAFKA-16926): those that have not fetched for that long
 BEGIN_QUORUM_EPOCH_NAMES = ("every-voter", "not-fetching")
 
+# ---- what answers a Fetch the leader holds (KAFKA-14145; by release) ----------------
+PURGATORY_RECORDS = 0     # up to 4.0.x: new records (the leader's log end), or the max wait
+PURGATORY_HW = 1          # 4.1 on: also a high-watermark change; not held if the
+                          # follower's high watermark is behind the leader's
+FETCH_PURGATORY_NAMES = ("records", "high-watermark")
+
 # ---- scenarios: scripts over the same events ---------------------------------------
 SC_COLD_START = 0       # every node starts at once; time to the first leader
 SC_LEADER_CRASH = 1     # steady state, then the leader crashes
@@ -75,7 +81,9 @@ TP_LOSS_BURST_RATE = 32
 TP_CANDIDATE_TIMEOUT_BACKOFF = 33
 TP_RESIGNED_KEEPS_TIME = 34
 TP_BEGIN_QUORUM_EPOCH = 35
-TP_WIDTH = 36
+TP_FETCH_PURGATORY = 36
+TP_APPEND_LINGER = 37
+TP_WIDTH = 38
 
 TIMING = {
     TP_ELECTION_TIMEOUT: Timing(
@@ -105,6 +113,10 @@ TIMING = {
     TP_APPEND_INTERVAL: Timing(
         "append_interval_ms", 500.0, "metadata.max.idle.interval.ms",
         "the leader appends a record this often (the controller's no-op record; 0: never)"),
+    TP_APPEND_LINGER: Timing(
+        "append_linger_ms", 25.0, "controller.quorum.append.linger.ms",
+        "the leader writes a batch of records this long after its first one was asked for "
+        "(BatchAccumulator); a leader that loses its role first drops the batch"),
     TP_FLUSH_DELAY: Timing(
         "flush_delay_ms", 0.0, "(disk)", "time from a leader's append to its flush"),
     TP_LATENCY_KIND: Timing(
@@ -142,6 +154,12 @@ TIMING = {
         "goes to (the release sets it): every-voter (3.9-4.1, KAFKA-16536: every other "
         "voter) or not-fetching (4.2 on, KAFKA-16926: the voters that have not fetched for "
         "fetch timeout / 2)"),
+    TP_FETCH_PURGATORY: Timing(
+        "fetch_purgatory", float(PURGATORY_HW), "KafkaRaftClient.handleFetchRequest",
+        "what answers a Fetch the leader holds (the release sets it): records (up to "
+        "4.0.x: new records, or the max wait) or high-watermark (4.1 on, KAFKA-14145: also "
+        "a change of the leader's high watermark, and a fetch whose sender's high "
+        "watermark is behind is answered at once)"),
     TP_RANDOM_FETCH_TIMEOUT: Timing(
         "randomized_fetch_timeout", 0.0, "(Raft)",
         "1: a follower's timer is an election timeout in [T, 2T) (Raft), not the fetch timeout"),

@@ -160,3 +160,54 @@ def test_end_quorum_epoch_backoff_by_place_in_the_successor_list(successors, nod
     (every release): position 0, and so an empty list, gives 0; absent gives the cap."""
     c = alloc_clock(4, timing_params(ElectConfig(voters=(3,))))
     assert end_epoch_backoff(c, successors, node) // 1000 == ms
+
+
+def follower_hw_lag_ms(kafka, walk=1, n=5):
+    """How long after the leader's high watermark reaches a value its followers' reach
+    it, over a 5-voter leader-crash walk replayed step by step (ms, mean)."""
+    from kraftwalk.kernels.drivers.timed import record_timed_walk
+    from kraftwalk.kernels.drivers.trace import apply_and_check, new_walk
+    from kraftwalk.kernels.features import PRE_VOTE
+    from kraftwalk.kernels.state.layout import FOLLOWER, HW, LEADER, LEADER_ID, ROLE
+
+    params = timed_params(n, 0, 1_000_000)
+    tp = timing_params(ElectConfig(kafka=kafka, voters=(n,)))
+    actions, _, _ = record_timed_walk(SEED, walk, params, tp, F_TIMED)
+    w = new_walk(params, SEED, walk)
+    reached = {}  # (leader, hw) -> when the leader's HW got there
+    lags = []
+    for f, a, b, t in actions:
+        assert apply_and_check(w, (f, a, b), PRE_VOTE) == 0
+        for i in range(n):
+            if w.node[ROLE, i] == LEADER:
+                reached.setdefault((i, int(w.node[HW, i])), t)
+        for i in range(n):
+            key = (int(w.node[LEADER_ID, i]), int(w.node[HW, i]))
+            if w.node[ROLE, i] == FOLLOWER and key in reached and (i,) + key not in reached:
+                reached[(i,) + key] = t
+                lags.append((t - reached[key]) / 1000)
+    return np.mean(lags)
+
+
+def test_a_held_fetch_is_answered_when_the_high_watermark_moves_from_4_1():
+    """KAFKA-14145 (4.1): a Fetch the leader holds is answered when its high watermark
+    moves, and one whose sender is behind is not held; before, the follower learns a
+    new high watermark only with the next records (the controller appends every 500 ms)
+    or when the 500 ms wait ends. The same walk's followers, under 4.0.1 and 4.1: with
+    5 voters the first followers to acknowledge a record are held again before the
+    high watermark moves."""
+    before, after = follower_hw_lag_ms("4.0.1"), follower_hw_lag_ms("4.1")
+    assert before > 3 * after and after < 60, (before, after)
+
+
+def test_commit_latency_counts_the_append_linger():
+    """BatchAccumulator: the leader writes a record quorum.append.linger.ms (25 ms) after
+    it was asked for; the commit latency is timed from the ask, so it grows by the
+    linger (the same seed with linger 0 and 25 ms)."""
+    k_sum, k_n = TS_NAMES.index("commit_latency_sum_us"), TS_NAMES.index("commits_timed")
+    mean = []
+    for linger in (0, 25):
+        tp = timing_params(ElectConfig(voters=(3,), timing={"append_linger_ms": linger}))
+        timed = run_timed_chunk(SEED, 0, 100, timed_params(3, 0, 1_000_000), tp, F_TIMED)[2]
+        mean.append(timed[:, k_sum].sum() / timed[:, k_n].sum() / 1000)
+    assert 20 < mean[1] - mean[0] < 30, mean
