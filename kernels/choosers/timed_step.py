@@ -192,7 +192,7 @@ def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, 
             c.node[DL_TIMER, t] = now + follower_timeout(w, c)
         if it & I_END_EPOCH and r == FOLLOWER:
             m = w.node[INTENT_ARG, t]
-            c.node[DL_TIMER, t] = now + end_epoch_backoff(c, m, t)
+            c.node[DL_TIMER, t] = now + end_epoch_backoff(c, m >> 8, m & 255)
         if (it & I_BACKOFF and r == CANDIDATE and c.node[TIMER_KIND, t] == 0
                 and np.int64(c.tp[TP_ELECTION_LOSS]) != LOSS_WAIT):
             start_backoff(w, c, t)  # maybeHandleElectionLoss (4.1 on: waits out its timer)

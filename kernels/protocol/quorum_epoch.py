@@ -7,13 +7,14 @@ from ..state.layout import (
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, EPOCH, ERR_FENCED_LEADER_EPOCH,
     ERR_NONE, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_REQ_LEADER, F_SRC,
     F_SUCCESSORS, INFLIGHT, LEADER, LEADER_ID, PREFERRED, RESIGNED, ROLE, T_GRACEFUL_HANDOVER,
-    INTENT_ARG, I_END_EPOCH, DIR, ERR_INVALID_VOTER_KEY, F_VOTER_DIR,
+    INTENT_ARG, I_END_EPOCH, DIR, ERR_INVALID_VOTER_KEY, F_VOTER_DIR, F_POSITION, P_NODES,
+    REPLICA_END,
 )
 from ..features import DISK_LOSS
 from ..state.coverage import reach
 from ..state.network import new_message
 from .quorum_state import accept_response, intend, maybe_transition
-from ..state.voters import view_dir
+from ..state.voters import popcount, view_dir
 
 
 @kernel
@@ -75,12 +76,32 @@ def handle_begin_quorum_epoch_response(w, s):
 
 
 @kernel
+def successor_position(w, i, j):
+    """Voter j's place in resigned leader i's preferred successors, which Kafka orders
+    by descending fetch offset, ties (and voters that never fetched, last) by node id
+    (LeaderState.nonLeaderVotersByDescendingFetchOffset); the list's length if j is
+    not in it. A Resigned node's replica states are those it had as leader."""
+    mask = w.node[PREFERRED, i]
+    if not (mask >> j) & 1:
+        return popcount(mask)
+    mine = w.peer[REPLICA_END, i, j]
+    ahead = 0
+    for m in range(w.scal[P_NODES]):
+        if m != j and (mask >> m) & 1:
+            theirs = w.peer[REPLICA_END, i, m]
+            if theirs > mine or (theirs == mine and m < j):
+                ahead += 1
+    return ahead
+
+
+@kernel
 def send_end_quorum_epoch(w, i, j):
     """A resigned leader tells a voter that has not acknowledged yet, naming its
     preferred successors (their order only shortens timers: timing, not safety)."""
     k = _send_request(w, END_QUORUM_EPOCH_REQUEST, i, j)
     if k >= 0:
         w.msgs[k, F_SUCCESSORS] = w.node[PREFERRED, i]
+        w.msgs[k, F_POSITION] = successor_position(w, i, j)
 
 
 @kernel
@@ -96,7 +117,7 @@ def handle_end_quorum_epoch_request(w, s):
     if w.node[ROLE, i] == FOLLOWER and w.node[LEADER_ID, i] == leader:
         # overrideFetchTimeout: a preferred successor's fetch timer is cut short.
         w.node[PREFERRED, i] = (m[F_SUCCESSORS] >> i) & 1
-        w.node[INTENT_ARG, i] = m[F_SUCCESSORS]
+        w.node[INTENT_ARG, i] = (m[F_POSITION] << 8) | popcount(m[F_SUCCESSORS])
         intend(w, i, I_END_EPOCH)
     _respond(w, END_QUORUM_EPOCH_RESPONSE, s, ERR_NONE)
 

@@ -46,7 +46,6 @@ from ..jit import bundle
 from ..jit import kernel
 from .layout import RNG
 from .rng import GAMMA, INV53, S11, mix64, rand_below, rand_unit
-from .voters import popcount
 from kraftwalk.vocabulary.timing import (
     LAT_EXPONENTIAL, LAT_FIXED, LAT_LOGNORMAL, LAT_UNIFORM, TP_ELECTION_BACKOFF_MAX,
     TP_ELECTION_TIMEOUT, TP_LATENCY_A, TP_LATENCY_B, TP_LATENCY_KIND, TP_LATENCY_SIGMA,
@@ -216,14 +215,12 @@ def election_backoff(w, c, retries):
 
 
 @kernel
-def end_epoch_backoff(c, successors, i):
-    """endEpochElectionBackoff: node i's fetch timer after EndQuorumEpoch naming the
-    ``successors`` (a bitmask, in node-id order): strictExponentialElectionBackoffMs of
-    its place in the list, or of the list's length if it is absent. So the first
-    successor, and everyone told by an empty list (a restarted leader's), times out at
-    once; one absent from a list waits the cap."""
-    total = popcount(successors)
-    position = popcount(successors & ((1 << i) - 1)) if (successors >> i) & 1 else total
+def end_epoch_backoff(c, position, total):
+    """endEpochElectionBackoff: a follower's fetch timer after EndQuorumEpoch:
+    strictExponentialElectionBackoffMs of its place in the list of ``total``
+    successors (the list's length if it is absent). So the first successor, and
+    everyone told by an empty list (a restarted leader's), times out at once; one
+    absent from a list waits the cap."""
     cap = np.int64(c.tp[TP_ELECTION_BACKOFF_MAX])
     if position == 0:
         return np.int64(0)

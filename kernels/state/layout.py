@@ -39,8 +39,8 @@ node    int32 [NODE_FIELDS, N]                         per-node fields
                 previous step, for the monotonicity and append-only checks
   INTENT        timer intents (I_* bits) the handlers record for the timed chooser
                 (kernels.timed), which reads and clears them; the untimed one ignores them
-  INTENT_ARG    argument of an intent: EndQuorumEpoch's preferred-successor mask
-                (follower), the replica whose Fetch it took (leader, I_FETCHED)
+  INTENT_ARG    argument of an intent: EndQuorumEpoch's place << 8 | the successor
+                list's length (follower), the replica whose Fetch it took (leader)
   LOG_START     log start offset: the end of the earliest snapshot kept, 0 none (persistent)
   START_EPOCH   that snapshot's epoch (of the last entry it covers), 0 none (persistent)
   SNAP_END      end offset of the latest snapshot, 0 none (persistent; KIP-630)

@@ -53,12 +53,19 @@ def handle_begin_quorum_epoch_response(c, msg: Message) -> None:
         node.acked.add(msg.src)   # addAcknowledgementFrom
 
 
+def successor_position(node, j: int) -> int:
+    """j's place in the ordered successor list; the list's length if j is absent."""
+    order = node.successor_order
+    return order.index(j) if j in order else len(order)
+
+
 def send_end_quorum_epoch(c, node, j: int) -> None:
     """A resigned leader tells a voter that has not acknowledged yet, naming its preferred
     successors (whose fetch timers it cuts short: timing, not safety)."""
     c.next_corr += 1
     c.send(Message(END_QUORUM_EPOCH_REQUEST, node.id, j, node.epoch, c.next_corr,
-                   req_leader=node.id, successors=node.successors))
+                   req_leader=node.id, successors=node.successors,
+                   position=successor_position(node, j)))
     node.inflight[j] = c.next_corr
 
 

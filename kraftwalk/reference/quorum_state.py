@@ -105,9 +105,12 @@ def transition_to_resigned(c, node, successors) -> None:
     """Resigned in the same epoch (memory-only); EndQuorumEpoch goes to every other voter
     until it acknowledges, naming ``successors`` (whose fetch timers it cuts short)."""
     node.role = RESIGNED
+    # nonLeaderVotersByDescendingFetchOffset: built from the LeaderState it leaves
+    order = tuple(sorted(successors, key=lambda m: (-node.replica_end.get(m, -1), m)))
     node.fresh_epoch_state()
     node.acked = {node.id}
     node.successors = frozenset(successors)
+    node.successor_order = order
     node.reset_connections()
     c.stats["resignations"] += 1
 

@@ -75,6 +75,7 @@ class Node:
     has_fetched: bool = False          # follower: a fetch from the leader succeeded
     preferred: bool = False            # follower: named a preferred successor by EndQuorumEpoch
     successors: frozenset = frozenset()  # resigned: the preferred successors it names
+    successor_order: tuple = ()         # ... by descending fetch offset, then node id
     acked: set = field(default_factory=set)           # leader: acked BeginQuorumEpoch or fetched;
                                                       # resigned: acked EndQuorumEpoch
     fetched_voters: set = field(default_factory=set)  # leader: voters heard since the
@@ -106,6 +107,7 @@ class Node:
         self.has_fetched = False
         self.preferred = False
         self.successors = frozenset()
+        self.successor_order = ()
         self.acked = set()
         self.fetched_voters = set()
         self.replica_end = {}

@@ -26,16 +26,6 @@ class Difference:
 
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
-        "end_quorum_epoch_successors",
-        "a resigning leader orders its successors by descending fetch offset, ties by "
-        "node id (LeaderState.nonLeaderVotersByDescendingFetchOffset)",
-        "successors in node-id order",
-        "the same order whenever the followers' fetch offsets are equal (a caught-up "
-        "cluster); the order only staggers the followers' fetch timers. (A restarted "
-        "former leader resigns with an empty list, as Kafka's does: every follower times "
-        "out at once.)",
-        "timing"),
-    Difference(
         "held_fetch_stale_success",
         "a leader deposed to Unattached by a higher-epoch Vote keeps its fetch purgatory: "
         "held fetches expire up to 500 ms later as 'success, leader = me'",

@@ -37,11 +37,14 @@ HEADER = ("type", "src", "dst", "epoch", "corr")
 class Int:
     """An integer, the same in the row and in the reference model."""
 
-    def __init__(self, name: str, default: int = 0):
+    def __init__(self, name: str, default: int = 0, unhashed: bool = False):
         self.name = name
         self.attrs = ((name, int, default),)      # (attribute, type, default) in Message
         self.columns = (name,)                    # row columns, named F_<NAME>
         self.tail = None                          # name of a variable-length tail, if any
+        # placed at FINGERPRINT_WIDTH or past it: a field added to an old type that
+        # must leave the type's fingerprints (and so recorded traces) as they were
+        self.unhashed = unhashed
 
     def values(self, msg) -> tuple:
         """Its attributes' values in a reference message (as in ``attrs``)."""
@@ -212,7 +215,11 @@ MESSAGE_TYPES = (
     MessageType("BeginQuorumEpochResponse", (ERROR, LEADER)),
     MessageType("EndQuorumEpochRequest", (
         REQ_LEADER,
-        NodeSet("successors"))),        # preferred successors
+        NodeSet("successors"),          # preferred successors
+        # the receiver's place in the leader's list, ordered by descending fetch
+        # offset (the list's length if it is absent): Kafka's request carries the
+        # ordered list, and its receiver reads only its own place from it
+        Int("position", unhashed=True))),
     MessageType("EndQuorumEpochResponse", (ERROR, LEADER)),
     MessageType("FetchRequest", (
         Int("fetch_offset"),
@@ -238,6 +245,11 @@ MESSAGE_TYPES = (
 MSG_NAMES = ("None",) + tuple(t.name for t in MESSAGE_TYPES)
 
 
+# The row width before snapshots (KIP-630): fingerprints hash the columns below it, so
+# traces recorded before the FetchResponse's snapshot id (columns 12, 13) still replay.
+FINGERPRINT_WIDTH = 12
+
+
 def constant_name(type_name: str) -> str:
     """``VoteRequest`` -> ``VOTE_REQUEST``."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", type_name).upper()
@@ -253,9 +265,11 @@ def _columns() -> tuple:
         if len(set(names)) != len(names):
             raise ValueError(f"{mt.name}: two columns with one name")
         col.update((name, placed[name]) for name in names if name in placed)
+        unhashed = {f.name for f in mt.fields if getattr(f, "unhashed", False)}
         for name in names:
             if name not in col:
-                col[name] = min(set(range(len(HEADER), len(HEADER) + len(names) + len(placed)))
+                lo = FINGERPRINT_WIDTH if name in unhashed else len(HEADER)
+                col[name] = min(set(range(lo, lo + len(names) + len(placed)))
                                 - set(col.values()))
             placed.setdefault(name, col[name])
         if len(set(col.values())) != len(col):
@@ -276,10 +290,6 @@ def _columns() -> tuple:
 
 
 TYPE_COLUMNS, _ALL_COLUMNS, MSG_WIDTH = _columns()
-
-# The row width before snapshots (KIP-630): fingerprints hash the columns below it, so
-# traces recorded before the FetchResponse's snapshot id (columns 12, 13) still replay.
-FINGERPRINT_WIDTH = 12
 
 # The module-level constants layout re-exports: type ids and F_<COLUMN> columns.
 CONSTANTS = {"MSG_NONE": 0, "MSG_WIDTH": MSG_WIDTH, "FINGERPRINT_WIDTH": FINGERPRINT_WIDTH}

@@ -53,7 +53,8 @@ def test_ids_and_columns_stay_as_recorded_traces_hash_them():
     assert payload["VoteRequest"] == ["last_epoch", "last_offset", "pre_vote", "candidate_dir",
                                       "voter_dir"]
     assert payload["VoteResponse"] == ["error", "leader", "pre_vote", "granted"]
-    assert payload["EndQuorumEpochRequest"] == ["req_leader", "successors"]
+    assert payload["EndQuorumEpochRequest"] == ["req_leader", "successors", "position"]
+    assert layout.F_POSITION >= 12  # added later: unhashed, so old traces still replay
     assert payload["FetchRequest"] == ["fetch_offset", "last_fetched_epoch", "replica_dir"]
     assert payload["FetchResponse"][:7] == ["error", "leader", "hw", "diverging_epoch",
                                             "diverging_end", "base_offset", "n_records"]

@@ -102,6 +102,28 @@ def test_graceful_resignation_sends_end_quorum_epoch_to_unacked_voters():
     send(w, 0, 2)
 
 
+def test_successors_are_ordered_by_descending_fetch_offset_then_id():
+    """LeaderState.nonLeaderVotersByDescendingFetchOffset: voter 2 fetched further than
+    voter 1, so it comes first; the request carries each receiver's place in the list."""
+    from conftest import fetch_round
+    from kraftwalk.kernels.state.layout import F_POSITION, REPLICA_END
+
+    w = cluster_with_leader()
+    fetch_round(w, 2, 0)                    # voter 2 fetches the LeaderChange record
+    assert (w.peer[REPLICA_END, 0, 1], w.peer[REPLICA_END, 0, 2]) == (-1, 0)
+    fetch_round(w, 2, 0)
+    assert w.peer[REPLICA_END, 0, 2] == 1
+    act(w, (FAM_RESIGN, 0, 0))
+    send(w, 0, 1)
+    send(w, 0, 2)
+    assert msg(w, END_QUORUM_EPOCH_REQUEST, 0, 2)[F_POSITION] == 0
+    assert msg(w, END_QUORUM_EPOCH_REQUEST, 0, 1)[F_POSITION] == 1
+    w2 = cluster_with_leader()              # nobody fetched: by node id
+    act(w2, (FAM_RESIGN, 0, 0))
+    send(w2, 0, 2)
+    assert msg(w2, END_QUORUM_EPOCH_REQUEST, 0, 2)[F_POSITION] == 1
+
+
 def test_end_quorum_epoch_reaches_a_node_that_did_not_know_the_leader():
     w = fresh()
     elect(w, 0, [1])
