@@ -16,6 +16,7 @@ SNAPSHOTS = SWITCH_BIT["snapshots"]
 RECONFIG = SWITCH_BIT["reconfig"]
 DISK_LOSS = SWITCH_BIT["disk_loss"]
 KAFKA_17642 = SWITCH_BIT["kafka_17642"]  # a Follower keeps its vote across a restart (4.0+)
+KAFKA_17030 = SWITCH_BIT["kafka_17030"]  # an Unattached voter fetches too (3.9.1, 4.0+)
 
 MUT_COMMIT_OLD_EPOCH = MUTATION_BIT["commit-old-epoch"]      # Raft Figure 8
 MUT_DOUBLE_VOTE = MUTATION_BIT["double-vote"]

@@ -105,7 +105,7 @@ def start_timed(w, c, features):
         c.node[PRE_REACH, i] = 0
         c.node[PREV_ROLE, i] = -1
         enter_role(w, c, i, features)
-        c.node[DL_POLL, i] = poll_time(w, c, i)
+        c.node[DL_POLL, i] = poll_time(w, c, i, features)
     if scenario(c) == SC_COLD_START:
         c.t[PHASE] = PH_MEASURE
         c.t[TRIGGER_AT] = 0

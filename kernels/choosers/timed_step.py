@@ -115,12 +115,12 @@ def enter_role(w, c, i, features):
 
 
 @kernel
-def poll_time(w, c, i):
+def poll_time(w, c, i, features):
     """When node i next has a request to send: the earliest time a target may get a
     new one. An Unattached node fetches from one bootstrap voter at a time."""
     if w.node[UP, i] == 0:
         return INF
-    tg = request_targets(w, i)
+    tg = request_targets(w, i, features)
     if tg == 0:
         return INF
     best = INF
@@ -205,7 +205,7 @@ def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, 
             # RequestManager.onResponseResult: ready again, after a backoff on an error
             c.pair[NEXT_TRY, t, resp_from] = now + (
                 np.int64(c.tp[TP_RETRY_BACKOFF]) if resp_error != 0 else 0)
-        c.node[DL_POLL, t] = poll_time(w, c, t)
+        c.node[DL_POLL, t] = poll_time(w, c, t, features)
         if flush_enabled(w, t) and (r == LEADER or not is_voter(w, t)):
             if c.node[DL_FLUSH, t] == INF:
                 c.node[DL_FLUSH, t] = now + np.int64(c.tp[TP_FLUSH_DELAY])

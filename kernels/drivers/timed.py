@@ -200,7 +200,7 @@ def poll(w, c, i, trace, features):
     """Node i sends the requests its role calls for to every target that may get one
     now (an Unattached node: to one bootstrap voter, picked at random)."""
     now = c.t[NOW]
-    tg = request_targets(w, i)
+    tg = request_targets(w, i, features)
     n = w.scal[P_NODES]
     if w.node[ROLE, i] == UNATTACHED:
         ready = 0
@@ -234,9 +234,9 @@ def poll(w, c, i, trace, features):
                 c.pair[NEXT_TRY, i, j] = now + wait
                 if timed_act(w, c, FAM_SEND, i, j, trace, features) == 1:
                     return
-                if request_targets(w, i) != tg:
+                if request_targets(w, i, features) != tg:
                     break
-    c.node[DL_POLL, i] = poll_time(w, c, i)
+    c.node[DL_POLL, i] = poll_time(w, c, i, features)
 
 
 @kernel

@@ -22,7 +22,7 @@ from .faults import (
     change_partition, crash_node, duplicate, lose_disk, lose_disk_enabled, lose_message,
     restart_node,
 )
-from ..features import DISK_LOSS, RECONFIG, SNAPSHOTS
+from ..features import DISK_LOSS, KAFKA_17030, RECONFIG, SNAPSHOTS
 from ..state.layout import (
     ACKED_MASK, BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE,
     END_QUORUM_EPOCH_REQUEST, END_QUORUM_EPOCH_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE,
@@ -53,7 +53,7 @@ from ..protocol.snapshots import (
     delete_before_snapshot_enabled, handle_fetch_snapshot_request,
     handle_fetch_snapshot_response, send_fetch_snapshot_request,
 )
-from ..state.voters import other_voters
+from ..state.voters import is_voter, other_voters
 
 # Action family ids, named for the code below: the registry's order
 # (kraftwalk.vocabulary.families, where each family is declared with its weight).
@@ -93,7 +93,7 @@ def n_families(features):
 
 
 @kernel
-def request_targets(w, a):
+def request_targets(w, a, features):
     """Bitmask of the nodes node a's role would send a request to now."""
     r = w.node[ROLE, a]
     others = other_voters(w, a)
@@ -103,6 +103,8 @@ def request_targets(w, a):
         ld = w.node[LEADER_ID, a]
         return (1 << ld) if ld >= 0 else 0
     if r == UNATTACHED:
+        if not features & KAFKA_17030 and is_voter(w, a):
+            return 0  # 3.9.0: an Unattached voter only waits for its election timeout
         return others  # discovery: Fetch from any bootstrap voter
     if r == PROSPECTIVE or r == CANDIDATE:
         if vote_rejected(w, a):
@@ -125,7 +127,7 @@ def has_target(f):
 def node_targets(w, f, a, features):
     """Bitmask of the nodes b that action (f, a, b) of a target family may name now."""
     if f == FAM_SEND:
-        return request_targets(w, a)
+        return request_targets(w, a, features)
     if f == FAM_ADD_VOTER:
         return add_voter_targets(w, a, features)
     if f == FAM_REMOVE_VOTER:
@@ -151,7 +153,7 @@ def node_family_enabled(w, f, i, features):
     if f == FAM_TIMEOUT:
         return election_timeout_enabled(w, i)
     if f == FAM_SEND:
-        return request_targets(w, i) != 0
+        return request_targets(w, i, features) != 0
     if f == FAM_FLUSH:
         return flush_enabled(w, i)
     if f == FAM_RESIGN:

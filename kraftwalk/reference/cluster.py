@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from kraftwalk.kernels.features import KAFKA_17030
 from kraftwalk.kernels.properties.checkers import INVARIANT_NAMES
 from kraftwalk.kernels.state.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, BOUND_NONE, CANDIDATE,
@@ -145,6 +146,8 @@ class ReferenceCluster:
         if r == FOLLOWER:
             return {node.leader_id} if node.leader_id is not None else set()
         if r == UNATTACHED:
+            if not self.features & KAFKA_17030 and is_voter(self, node):
+                return set()                   # 3.9.0: it waits for its election timeout
             return others                      # discovery: Fetch from any voter
         if r in (PROSPECTIVE, CANDIDATE):
             if vote_rejected(self, node):

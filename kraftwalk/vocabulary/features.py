@@ -50,6 +50,9 @@ SWITCHES: tuple[Switch, ...] = (
            "KAFKA-17642 (Kafka 4.0): a Follower's quorum state keeps its vote, so a voter "
            "that voted for itself and then followed the epoch's leader restarts as "
            "Candidate of that epoch"),
+    Switch("kafka_17030", 1 << 39,
+           "KAFKA-17030 (Kafka 3.9.1, 4.0): an Unattached voter fetches from a bootstrap "
+           "voter, as an observer does, so a voter the leader does not know finds it"),
 )
 SWITCH_BIT: dict[str, int] = {s.name: s.bit for s in SWITCHES}
 # The switches a run's settings turn on (the others are the tools' own: trace, full checks).

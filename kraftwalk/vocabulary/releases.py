@@ -60,8 +60,7 @@ CHANGES: tuple[Change, ...] = (
            "an Unattached voter fetches from a bootstrap voter, so it finds a leader that "
            "does not know it (a removed and re-added voter)",
            "an Unattached voter waits for its election timeout",
-           model="fetches from a bootstrap voter in every release (4.0's rule)",
-           backports=("3.9.1",)),
+           switch="kafka_17030", backports=("3.9.1",)),
     Change("KAFKA-17973", "4.0",
            "a replica that reads a VotersRecord with no majority overlapping the last one "
            "logs it and goes on",

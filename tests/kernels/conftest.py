@@ -19,7 +19,7 @@ from kraftwalk.kernels.properties import checkers
 from kraftwalk.kernels.properties.checkers import ALL_CHECKS, INVARIANT_NAMES
 from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_NO_CHECK_QUORUM, MUT_RESTARTED_LEADER,
-    KAFKA_17642, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
+    KAFKA_17030, KAFKA_17642, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.state.layout import (
     BEGIN_QUORUM_EPOCH_REQUEST, BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, DIRTY_FROM, ENTRY_EPOCH,
@@ -39,8 +39,8 @@ except ImportError:  # older kernels ignore b for message actions
     _fingerprint = None
 
 # ---- the only feature masks the suite compiles --------------------------------------
-F = PRE_VOTE | KAFKA_17642 | ALL_CHECKS  # Kafka 4.0 and later: every check
-F_NOPV = ALL_CHECKS                  # Kafka 3.9: no pre-vote, no vote kept by a Follower
+F = PRE_VOTE | KAFKA_17642 | KAFKA_17030 | ALL_CHECKS  # Kafka 4.0 and later: every check
+F_NOPV = ALL_CHECKS  # Kafka 3.9.0: no pre-vote, no vote kept, Unattached voters only wait
 F_DOUBLE_VOTE = F | MUT_DOUBLE_VOTE
 F_COMMIT_OLD_EPOCH = F | MUT_COMMIT_OLD_EPOCH
 F_RESTARTED_LEADER = F | MUT_RESTARTED_LEADER

@@ -11,7 +11,8 @@ from conftest import (
 )
 from kraftwalk.kernels.properties.checkers import VOTE_UNIQUENESS
 from kraftwalk.kernels.state.layout import (
-    CANDIDATE, EPOCH, EPOCH_START, ERR_FENCED_LEADER_EPOCH, ERR_NONE, FLUSHED_END, FOLLOWER,
+    CANDIDATE, EPOCH, EPOCH_START, ERR_FENCED_LEADER_EPOCH, ERR_NONE, FETCH_REQUEST,
+    FLUSHED_END, FOLLOWER,
     F_CORR, F_EPOCH, F_ERROR, F_GRANTED, F_LAST_EPOCH, F_LAST_OFFSET, F_LEADER, F_PRE_VOTE,
     GRANTED, G_VOTE, HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, N_MSGS, PROSPECTIVE,
     REJECTED, REPLICA_END, ROLE, S_DISRUPTIONS, S_ELECTIONS, S_LEADER_CHANGES,
@@ -449,3 +450,17 @@ def test_a_follower_seeing_a_higher_epoch_draws_a_fresh_timer():
     send(w, 2, 1, F_NOPV)
     deliver(w, VOTE_REQUEST, 2, 1, F_NOPV)
     assert node(w, 1)["epoch"] == 2 and not keeps(w, 1)
+
+
+# ---------------------------------------------------------------- KAFKA-17030
+@pytest.mark.parametrize("features, voter_fetches", [(F, True), (F_NOPV, False)],
+                         ids=["4.0-fetches", "3.9.0-waits"])
+def test_an_unattached_voter_fetches_from_a_bootstrap_voter_from_kafka_17030(
+        features, voter_fetches):
+    """KAFKA-17030 (3.9.1, 4.0): an Unattached voter fetches from the bootstrap voters as
+    an observer does (pollUnattachedCommon), so it can find a leader that does not know
+    it; in 3.9.0 it only waits for its election timeout (pollUnattachedAsVoter)."""
+    w = fresh()
+    send(w, 1, 0, features, expect=0 if voter_fetches else -1)
+    send(w, 3, 0, features)                 # the observer fetches in every release
+    assert len(msgs(w, FETCH_REQUEST)) == (2 if voter_fetches else 1)

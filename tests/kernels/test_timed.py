@@ -136,14 +136,14 @@ def test_healed_cluster_recovers(known, fires):
 @pytest.mark.parametrize("scenario", ["random-faults", "leader-isolated"])
 def test_timed_walk_replays_on_the_untimed_transition_relation(scenario):
     from kraftwalk.kernels.properties.checkers import ALL_CHECKS
-    from kraftwalk.kernels.features import PRE_VOTE
+    from kraftwalk.kernels.features import KAFKA_17030, KAFKA_17642, PRE_VOTE
     from kraftwalk.reference import KERNEL_COMPAT_ALL, ReferenceCluster
 
     params = timed_params(3, 1, 1_000_000)
     actions, w_timed, _ = record_timed_walk(SEED, 3, params, tp(scenario), F_TIMED)
     assert len(actions) == w_timed.scal[S_STEPS] > 50
     assert (np.diff(actions[:, 3]) >= 0).all()  # times never go back
-    untimed = PRE_VOTE | ALL_CHECKS
+    untimed = PRE_VOTE | KAFKA_17642 | KAFKA_17030 | ALL_CHECKS  # the timed walk's release
     w = new_walk(params, SEED, 3)
     ref = ReferenceCluster(params, untimed, kernel_compat=KERNEL_COMPAT_ALL)
     for k, a in enumerate(actions[:, :3]):

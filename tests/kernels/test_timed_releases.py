@@ -65,7 +65,7 @@ def heartbeats(kafka, walk=1):
     relation to read each sender's role: {(leader, voter): [send times, ms]}."""
     from kraftwalk.kernels.drivers.timed import record_timed_walk
     from kraftwalk.kernels.drivers.trace import apply_and_check, new_walk
-    from kraftwalk.kernels.features import PRE_VOTE
+    from kraftwalk.kernels.features import KAFKA_17030, KAFKA_17642, PRE_VOTE
     from kraftwalk.kernels.state.layout import LEADER, ROLE
     from kraftwalk.kernels.transition import FAM_SEND
 
@@ -78,7 +78,7 @@ def heartbeats(kafka, walk=1):
     for f, a, b, t in actions:
         if f == FAM_SEND and w.node[ROLE, a] == LEADER:
             sends.setdefault((int(a), int(b)), []).append(t // 1000)
-        assert apply_and_check(w, (f, a, b), PRE_VOTE) == 0
+        assert apply_and_check(w, (f, a, b), PRE_VOTE | KAFKA_17642 | KAFKA_17030) == 0
     return sends
 
 

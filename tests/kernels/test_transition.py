@@ -36,7 +36,7 @@ def test_masks_and_replay_agree_with_the_rule_along_walks():
                 for i in range(4):
                     rule = node_family_enabled(w, f, i, features)
                     assert bool((masks[f] >> i) & 1) == rule
-                    targets = request_targets(w, i)
+                    targets = request_targets(w, i, features)
                     b = (targets & -targets).bit_length() - 1 if f == FAM_SEND and targets else 0
                     assert action_enabled(w, f, i, b, features) == rule
                     checked += 1

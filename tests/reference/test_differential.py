@@ -37,7 +37,7 @@ from kraftwalk.kernels.properties.checkers import (
 from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT,
     MUT_RESTARTED_LEADER, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW,
-    KAFKA_17642, MUT_TWO_PENDING_CHANGES, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
+    KAFKA_17030, KAFKA_17642, MUT_TWO_PENDING_CHANGES, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.state.layout import (
     BOUND_EPOCH, BOUND_LOG, BOUND_NAMES, BOUND_NONE, BOUND_STUCK, REACHED, S_BOUND_HIT,
@@ -58,8 +58,8 @@ from kraftwalk.reference.from_kernel import kernel_snapshot
 
 # The feature masks of the kernel tests (tests/kernels/conftest.py): each distinct mask
 # is a Numba compile, so the suites share them.
-F = PRE_VOTE | KAFKA_17642 | ALL_CHECKS     # Kafka 4.0 and later
-F_NOPV = ALL_CHECKS                         # Kafka 3.9
+F = PRE_VOTE | KAFKA_17642 | KAFKA_17030 | ALL_CHECKS  # Kafka 4.0 and later
+F_NOPV = ALL_CHECKS                         # Kafka 3.9.0
 F_DOUBLE_VOTE = F | MUT_DOUBLE_VOTE
 F_COMMIT_OLD_EPOCH = F | MUT_COMMIT_OLD_EPOCH
 F_RESTARTED_LEADER = F | MUT_RESTARTED_LEADER
@@ -106,7 +106,7 @@ CONFIGS = {
     # leave a node alone in its view: results/findings/kafka-17642-restart-as-candidate.md)
     "3v2o-reconfig": (_params(3, 2), F_RECONFIG, {"stats": {"voter_changes"},
                                                   "may": {"ElectionSafety"}}),
-    "3v2o-reconfig-kafka-3.9": (_params(3, 2), F_RECONFIG & ~KAFKA_17642,
+    "3v2o-reconfig-kafka-3.9": (_params(3, 2), F_RECONFIG & ~(KAFKA_17642 | KAFKA_17030),
                                 {"stats": {"voter_changes"}}),
     # disk loss with directory ids: wiped nodes restart as observers under a new key, and
     # voter changes remove the old key and add the new one

@@ -43,7 +43,9 @@ def test_a_runs_settings_make_its_mask():
     base = V.feature_mask(pre_vote=False, kafka="3.9")  # the oldest release: no switches
     assert base == (1 << len(INVARIANT_NAMES)) - 1
     assert V.feature_mask(pre_vote=True, kafka="3.9") == base | V.SWITCH_BIT["pre_vote"]
-    assert V.feature_mask(pre_vote=False) == base | V.SWITCH_BIT["kafka_17642"]  # newest
+    assert V.feature_mask(pre_vote=False) == (  # the newest: every release switch on
+        base | V.SWITCH_BIT["kafka_17642"] | V.SWITCH_BIT["kafka_17030"])
+    assert V.feature_mask(pre_vote=False, kafka="3.9.1") == base | V.SWITCH_BIT["kafka_17030"]
     off = V.feature_mask(pre_vote=False, kafka="3.9", disabled_checks=("LogMatching",))
     assert off == base & ~(1 << INVARIANT_NAMES.index("LogMatching"))
     both = V.feature_mask(pre_vote=False, kafka="3.9", snapshots=True,
