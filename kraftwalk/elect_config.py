@@ -26,15 +26,16 @@ PROFILES: dict[str, dict[str, Any]] = {
     # timeout restarted by the leader's heartbeats (here every follower's at the fault,
     # as one heartbeat would), a candidate runs again only when its election timeout
     # expires (no backoff, not even after a rejection), no pre-vote, no held fetches
-    # (a heartbeat is answered at once).
+    # (a heartbeat is answered at once), no append linger (Kafka's batching).
     "ongaro": {"election_timeout_ms": 150.0, "randomized_fetch_timeout": 1.0,
                "sync_timers": 1.0, "election_backoff_max_ms": 0.0, "election_loss": "wait",
-               "candidate_timeout_backoff": 0.0, "fetch_max_wait_ms": 0.0, "latency": "fixed", "latency_a_ms": 1.0},
+               "candidate_timeout_backoff": 0.0, "fetch_max_wait_ms": 0.0,
+               "append_linger_ms": 0.0, "latency": "fixed", "latency_a_ms": 1.0},
     # The dissertation's simulated WAN: timeouts 300-600 ms, one-way latency 30-40 ms.
     "ongaro-wan": {"election_timeout_ms": 300.0, "randomized_fetch_timeout": 1.0,
                    "sync_timers": 1.0, "election_backoff_max_ms": 0.0,
                    "election_loss": "wait", "candidate_timeout_backoff": 0.0,
-                   "fetch_max_wait_ms": 0.0, "latency": "uniform",
+                   "fetch_max_wait_ms": 0.0, "append_linger_ms": 0.0, "latency": "uniform",
                    "latency_a_ms": 30.0, "latency_b_ms": 40.0},
 }
 # Pre-vote of a profile's walks (None: the Kafka release's)
