@@ -47,6 +47,17 @@ def test_snapshot_and_clean_at_the_hw():
     act(w, (FAM_SNAPSHOT, 1, 0), F, expect=-1)
 
 
+def offered_snapshot(w, i):
+    """Node i, its log empty, fetches from leader 0 and is told of the leader's snapshot
+    (4, 1) instead of records; it starts fetching that snapshot."""
+    send(w, i, 0, F_SNAPSHOTS)
+    deliver(w, FETCH_REQUEST, i, 0, F_SNAPSHOTS)
+    m = msg(w, FETCH_RESPONSE, 0, i)
+    assert (m[F_ERROR], m[F_SNAPSHOT_END], m[F_SNAPSHOT_EPOCH], m[F_N_RECORDS]) == (ERR_NONE, 4, 1, 0)
+    deliver(w, FETCH_RESPONSE, 0, i, F_SNAPSHOTS)
+    assert (w.node[FETCHING_END, i], w.node[FETCHING_EPOCH, i]) == (4, 1)
+
+
 def test_an_empty_log_is_sent_the_snapshot_before_the_log_is_cleaned():
     """KAFKA-15078 (tryCompleteFetchRequest, every release): a Fetch at offset 0 gets the
     latest snapshot id whenever the leader has one, though its log still starts at 0;
@@ -54,12 +65,7 @@ def test_an_empty_log_is_sent_the_snapshot_before_the_log_is_cleaned():
     w = committed_at_leader(3)
     act(w, (FAM_SNAPSHOT, 0, 0), F_SNAPSHOTS)
     assert w.node[LOG_START, 0] == 0
-    send(w, 2, 0, F_SNAPSHOTS)
-    deliver(w, FETCH_REQUEST, 2, 0, F_SNAPSHOTS)
-    m = msg(w, FETCH_RESPONSE, 0, 2)
-    assert (m[F_ERROR], m[F_SNAPSHOT_END], m[F_SNAPSHOT_EPOCH], m[F_N_RECORDS]) == (ERR_NONE, 4, 1, 0)
-    deliver(w, FETCH_RESPONSE, 0, 2, F_SNAPSHOTS)
-    assert (w.node[FETCHING_END, 2], w.node[FETCHING_EPOCH, 2]) == (4, 1)
+    offered_snapshot(w, 2)
     act(w, (FAM_CLIENT_APPEND, 0, 0), F_SNAPSHOTS)
     fetch_round(w, 1, 0, F_SNAPSHOTS)      # voter 1 (log end 4) fetches records as ever
     assert w.node[LOG_END, 1] == 5 and w.node[FETCHING_END, 1] == 0
@@ -70,12 +76,7 @@ def test_a_lagging_follower_downloads_the_leaders_snapshot():
     act(w, (FAM_SNAPSHOT, 0, 0), F_SNAPSHOTS)
     act(w, (FAM_CLEAN, 0, 0), F_SNAPSHOTS)
     # voter 2 fetches from offset 0, below the leader's log start: the snapshot id comes back
-    send(w, 2, 0, F_SNAPSHOTS)
-    deliver(w, FETCH_REQUEST, 2, 0, F_SNAPSHOTS)
-    m = msg(w, FETCH_RESPONSE, 0, 2)
-    assert (m[F_ERROR], m[F_SNAPSHOT_END], m[F_SNAPSHOT_EPOCH], m[F_N_RECORDS]) == (ERR_NONE, 4, 1, 0)
-    deliver(w, FETCH_RESPONSE, 0, 2, F_SNAPSHOTS)
-    assert (w.node[FETCHING_END, 2], w.node[FETCHING_EPOCH, 2]) == (4, 1)
+    offered_snapshot(w, 2)
     # its next request is a FetchSnapshot for that id; the answer holds the whole snapshot
     send(w, 2, 0, F_SNAPSHOTS)
     m = msg(w, FETCH_SNAPSHOT_REQUEST, 2, 0)
