@@ -176,23 +176,20 @@ def send_begin_quorum_epochs(w, c, i, tg, trace, features):
     now = c.t[NOW]
     half = np.int64(c.tp[TP_FETCH_TIMEOUT]) // 2
     only_idle = np.int64(c.tp[TP_BEGIN_QUORUM_EPOCH]) == BQE_NOT_FETCHING
-    due = 0
     for j in range(w.scal[P_NODES]):
-        if (tg >> j) & 1:
-            c.pair[NEXT_TRY, i, j] = now + half
-            if only_idle and now - c.pair[LAST_FETCH, i, j] < half:
-                continue  # needToSendBeginQuorumRequests: it fetched lately
-            if w.peer[INFLIGHT, i, j] != 0 and now < c.pair[SENT_AT, i, j] + np.int64(
-                    c.tp[TP_REQUEST_TIMEOUT]):
-                continue  # RequestManager.isReady: one unanswered request at a time
-            due |= 1 << j
-    for j in range(w.scal[P_NODES]):
-        if (due >> j) & 1:
-            c.pair[SENT_AT, i, j] = now
-            if timed_act(w, c, FAM_SEND, i, j, trace, features) == 1:
-                return
-            if w.node[ROLE, i] != LEADER:
-                return
+        if not (tg >> j) & 1:
+            continue
+        c.pair[NEXT_TRY, i, j] = now + half
+        if only_idle and now - c.pair[LAST_FETCH, i, j] < half:
+            continue  # needToSendBeginQuorumRequests: it fetched lately
+        if w.peer[INFLIGHT, i, j] != 0 and now < c.pair[SENT_AT, i, j] + np.int64(
+                c.tp[TP_REQUEST_TIMEOUT]):
+            continue  # RequestManager.isReady: one unanswered request at a time
+        c.pair[SENT_AT, i, j] = now
+        if timed_act(w, c, FAM_SEND, i, j, trace, features) == 1:
+            return  # a violation ends the walk
+        if w.node[ROLE, i] != LEADER:
+            return  # (the flush that ends its poll can commit its own removal: it resigned)
 
 
 @kernel

@@ -351,7 +351,8 @@ class ReferenceCluster:
                 epoch_start=node.epoch_start,
                 fetched=node.fetched_voters - {node.id},
                 acked=node.acked - {node.id},
-                preferred=node.preferred if node.role == FOLLOWER else node.successors,
+                preferred=(node.preferred if node.role == FOLLOWER
+                           else frozenset(node.successors)),
                 links=node.links - {node.id},
                 inflight=node.inflight,
                 replica_end=[node.replica_end.get(j, -1) for j in range(n)],

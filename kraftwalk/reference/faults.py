@@ -54,8 +54,7 @@ def restart_node(c, node) -> None:
             node.acked = {node.id}
             # Kafka restarts Resigned with an EMPTY successor list, which every voter reads
             # as "position 0": all of them get their fetch timer cut to 0.
-            node.successors = frozenset()  # QuorumState.initialize: an empty list
-            node.successor_order = ()
+            node.successors = ()
     elif is_voter(c, node) and node.voted_id == node.id and (
             c.features & KAFKA_17642 or node.leader_id is None):
         # QuorumState.initialize asks isVotedCandidate before hasLeader. From 4.0

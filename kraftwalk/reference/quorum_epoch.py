@@ -55,7 +55,7 @@ def handle_begin_quorum_epoch_response(c, msg: Message) -> None:
 
 def successor_position(node, j: int) -> int:
     """j's place in the ordered successor list; the list's length if j is absent."""
-    order = node.successor_order
+    order = node.successors
     return order.index(j) if j in order else len(order)
 
 
@@ -64,7 +64,7 @@ def send_end_quorum_epoch(c, node, j: int) -> None:
     successors (whose fetch timers it cuts short: timing, not safety)."""
     c.next_corr += 1
     c.send(Message(END_QUORUM_EPOCH_REQUEST, node.id, j, node.epoch, c.next_corr,
-                   req_leader=node.id, successors=node.successors,
+                   req_leader=node.id, successors=frozenset(node.successors),
                    position=successor_position(node, j)))
     node.inflight[j] = c.next_corr
 

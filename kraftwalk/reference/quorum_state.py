@@ -109,8 +109,7 @@ def transition_to_resigned(c, node, successors) -> None:
     order = tuple(sorted(successors, key=lambda m: (-node.replica_end.get(m, -1), m)))
     node.fresh_epoch_state()
     node.acked = {node.id}
-    node.successors = frozenset(successors)
-    node.successor_order = order
+    node.successors = order
     node.reset_connections()
     c.stats["resignations"] += 1
 

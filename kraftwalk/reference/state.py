@@ -74,8 +74,8 @@ class Node:
     rejected: set = field(default_factory=set)      # nominee: voters that rejected
     has_fetched: bool = False          # follower: a fetch from the leader succeeded
     preferred: bool = False            # follower: named a preferred successor by EndQuorumEpoch
-    successors: frozenset = frozenset()  # resigned: the preferred successors it names
-    successor_order: tuple = ()         # ... by descending fetch offset, then node id
+    successors: tuple = ()             # resigned: the preferred successors it names, by
+                                       # descending fetch offset, then node id
     acked: set = field(default_factory=set)           # leader: acked BeginQuorumEpoch or fetched;
                                                       # resigned: acked EndQuorumEpoch
     fetched_voters: set = field(default_factory=set)  # leader: voters heard since the
@@ -106,8 +106,7 @@ class Node:
         self.rejected = set()
         self.has_fetched = False
         self.preferred = False
-        self.successors = frozenset()
-        self.successor_order = ()
+        self.successors = ()
         self.acked = set()
         self.fetched_voters = set()
         self.replica_end = {}

@@ -294,7 +294,7 @@ def test_a_leader_that_removes_itself_leads_until_it_commits_then_resigns():
     fetch_round(c, 2, 0)
     assert leader.role == LEADER and leader.hw == 1   # 2 alone is no majority of {1, 2}
     fetch_round(c, 1, 0)                    # 1 reports it: committed
-    assert leader.role == RESIGNED and leader.hw == 2 and leader.successors == {1, 2}
+    assert leader.role == RESIGNED and leader.hw == 2 and leader.successors == (1, 2)
     assert c.history.committed == leader.log[:2]   # it committed it (not an observer's HW)
     act(c, (FAM_TIMEOUT, 0, 0))             # its election timer ends its epoch
     assert leader.role == UNATTACHED and leader.epoch == 2
