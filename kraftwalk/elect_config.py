@@ -14,7 +14,7 @@ from typing import Any
 from kraftwalk.config import effective_workers
 from kraftwalk.errors import UsageError
 from kraftwalk.vocabulary.timing import (
-    BEGIN_QUORUM_EPOCH_NAMES, ELECTION_LOSS_NAMES, FETCH_PURGATORY_NAMES, LATENCY_NAMES, MAX_TIME_MS, SCENARIO_NAMES, TIMING, TIMING_BY_NAME,
+    BEGIN_QUORUM_EPOCH_NAMES, ELECTION_LOSS_NAMES, FETCH_PURGATORY_NAMES, LATENCY_NAMES, OBSERVER_FETCH_NAMES, MAX_TIME_MS, SCENARIO_NAMES, TIMING, TIMING_BY_NAME,
 )
 from kraftwalk.vocabulary import releases
 from kraftwalk.vocabulary.mutations import MUTATION_NAMES
@@ -51,7 +51,8 @@ PROFILE_HELP = {
 NAMED_VALUES = {"latency": LATENCY_NAMES, "scenario": SCENARIO_NAMES,
                 "election_loss": ELECTION_LOSS_NAMES,
                 "begin_quorum_epoch": BEGIN_QUORUM_EPOCH_NAMES,
-                "fetch_purgatory": FETCH_PURGATORY_NAMES}
+                "fetch_purgatory": FETCH_PURGATORY_NAMES,
+                "observer_fetch": OBSERVER_FETCH_NAMES}
 # Flags (0 or 1) and values that are fractions rather than times.
 FLAGS = ("randomized_fetch_timeout", "sync_timers", "candidate_timeout_backoff")
 MAX_VOTERS, MAX_OBSERVERS = 9, 4

@@ -16,11 +16,11 @@ from kraftwalk.vocabulary.families import BASE_WEIGHTS, FAMILIES, FAMILY_ID, FEA
 from ..jit import kernel
 
 from ..features import FULL_CHECKS, TRACE
-from ..state.layout import CUM_WEIGHT, N_MSGS, S_DISABLED, WEIGHT
+from ..state.layout import CUM_WEIGHT, FOLLOWER, LEADER_ID, N_MSGS, ROLE, S_DISABLED, WEIGHT
 from ..state.voters import popcount
 from ..state.rng import rand_below, rand_unit
 from ..transition import (
-    FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, N_BASE_FAMILIES, do_action,
+    FAM_DELIVER, FAM_DUPLICATE, FAM_LOSE, FAM_PARTITION, FAM_SEND, N_BASE_FAMILIES, do_action,
     enabled_masks, has_target, message_fingerprint, n_families, node_targets, touched_node,
     update_masks,
 )
@@ -47,6 +47,11 @@ def with_feature_weights(base, features, uniform=False):
 
 
 MAX_ATTEMPTS = 256  # draws per step before the walk counts as stuck
+# A Follower's Fetch goes to a bootstrap voter instead of its leader only after a
+# request to the leader timed out (maybeSendFetchToBestNode): the relation allows it at
+# any time; the chooser takes it for this share of a Follower's sends, so that a walk
+# still replicates at the pace of one that fetches from its leader.
+BOOTSTRAP_FETCH_SHARE = 0.1
 
 
 @kernel
@@ -109,6 +114,12 @@ def draw_action(w, masks, act, features):
         a = nth_set_bit(mask, rand_below(w.scal, popcount(mask)))
         if has_target(f):
             t = node_targets(w, f, a, features)
+            if f == FAM_SEND and w.node[ROLE, a] == FOLLOWER:
+                ld = np.int64(1) << w.node[LEADER_ID, a]
+                if t != ld and rand_unit(w.scal) < BOOTSTRAP_FETCH_SHARE:
+                    t &= ~ld
+                else:
+                    t = ld
             b = nth_set_bit(t, rand_below(w.scal, popcount(t)))
     act[0] = f
     act[1] = a

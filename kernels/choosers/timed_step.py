@@ -25,7 +25,7 @@ from ..features import PRE_VOTE, TRACE
 from ..state.layout import (
     BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, END_QUORUM_EPOCH_RESPONSE, EPOCH, FETCH_REQUEST,
     FETCH_RESPONSE,
-    FOLLOWER, F_CORR, F_DST, F_ERROR, F_SRC, F_TYPE, HW, INFLIGHT, INTENT, INTENT_ARG, I_BACKOFF,
+    FOLLOWER, F_CORR, F_DST, F_SRC, F_TYPE, HW, INFLIGHT, INTENT, INTENT_ARG, I_BACKOFF,
     I_CHECK_QUORUM, I_END_EPOCH, I_FETCHED, I_FETCH_RESET, I_KEEP_TIMER, I_ROLE, LEADER, LOG_END, N_MSGS, PROSPECTIVE,
     P_NODES, RESIGNED, ROLE, S_STEPS, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE,
 )
@@ -35,7 +35,8 @@ from ..protocol.replication import flush_enabled
 from ..state.rng import rand_unit
 from kraftwalk.vocabulary.timing import (
     TP_ELECTION_LOSS, LOSS_WAIT, TP_CHECK_QUORUM_FACTOR, TP_FETCH_TIMEOUT, TP_FLUSH_DELAY, TP_LOSS,
-    TP_LOSS_BURST_RATE, TP_RANDOM_FETCH_TIMEOUT, TP_RESIGNED_KEEPS_TIME, TP_RETRY_BACKOFF,
+    TP_LOSS_BURST_RATE, TP_RANDOM_FETCH_TIMEOUT, TP_RESIGNED_KEEPS_TIME, TP_OBSERVER_FETCH,
+    OBSERVER_FETCH_BOOTSTRAP,
     TP_FETCH_PURGATORY, PURGATORY_HW,
 )
 from ..transition import (
@@ -56,6 +57,18 @@ def follower_timeout(w, c):
     if c.tp[TP_RANDOM_FETCH_TIMEOUT] != 0.0:
         return election_timeout(w, c)
     return np.int64(c.tp[TP_FETCH_TIMEOUT])
+
+
+@kernel
+def fetch_timer(w, c, i):
+    """When node i, just made Follower or fetched successfully, next times out: a voter
+    runs an election then; an observer of 3.9-4.1 turns to the bootstrap voters, and
+    from 4.2 (KAFKA-19354) its fetch timeout does nothing."""
+    if is_voter(w, i):
+        return c.t[NOW] + follower_timeout(w, c)
+    if np.int64(c.tp[TP_OBSERVER_FETCH]) == OBSERVER_FETCH_BOOTSTRAP:
+        return c.t[NOW] + np.int64(c.tp[TP_FETCH_TIMEOUT])
+    return INF
 
 
 @kernel
@@ -105,7 +118,7 @@ def enter_role(w, c, i, features):
             and c.node[PRE_REACH, i] == 0):
         violate(w, c, PRE_VOTE_ISOLATED_NEVER_CANDIDATE, i, -1, w.node[EPOCH, i], features)
     if r == FOLLOWER:
-        c.node[DL_TIMER, i] = now + follower_timeout(w, c)
+        c.node[DL_TIMER, i] = fetch_timer(w, c, i)
     elif r == LEADER:
         if checks_quorum(w, i):
             c.node[DL_CHECK_QUORUM, i] = now + check_quorum_timeout(c)
@@ -117,14 +130,15 @@ def enter_role(w, c, i, features):
 @kernel
 def poll_time(w, c, i, features):
     """When node i next has a request to send: the earliest time a target may get a
-    new one. An Unattached node fetches from one bootstrap voter at a time."""
+    new one. A node that fetches (Unattached or Follower) has one Fetch pending at a
+    time: it waits for that one's answer or request timeout."""
     if w.node[UP, i] == 0:
         return INF
     tg = request_targets(w, i, features)
     if tg == 0:
         return INF
     best = INF
-    if w.node[ROLE, i] == UNATTACHED:
+    if w.node[ROLE, i] == UNATTACHED or w.node[ROLE, i] == FOLLOWER:
         for j in range(w.scal[P_NODES]):
             if (tg >> j) & 1 and w.peer[INFLIGHT, i, j] != 0 and c.pair[NEXT_TRY, i, j] > c.t[NOW]:
                 best = min(best, c.pair[NEXT_TRY, i, j])
@@ -171,7 +185,7 @@ def release_parked(w, c, i):
 
 
 @kernel
-def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, up, voted_req,
+def after_step(w, c, t, resp_from, was_leader, le, hw, role, epoch, up, voted_req,
                features):
     """Turn the intents node t's handlers left into deadlines, and time new messages."""
     now = c.t[NOW]
@@ -189,7 +203,8 @@ def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, 
                 c.node[DL_TIMER, t] = max(left, now)
                 c.node[ELECTION_AT, t] = c.node[DL_TIMER, t]
         if it & I_FETCH_RESET and r == FOLLOWER:
-            c.node[DL_TIMER, t] = now + follower_timeout(w, c)
+            c.node[DL_TIMER, t] = fetch_timer(w, c, t)
+            c.node[TIMER_KIND, t] = 0
         if it & I_END_EPOCH and r == FOLLOWER:
             m = w.node[INTENT_ARG, t]
             c.node[DL_TIMER, t] = now + end_epoch_backoff(c, m >> 8, m & 255)
@@ -202,9 +217,11 @@ def after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, 
             c.pair[LAST_FETCH, t, w.node[INTENT_ARG, t]] = now
         if (resp_from >= 0 and w.peer[INFLIGHT, t, resp_from] == 0 and not it & I_ROLE
                 and r != LEADER):  # (a leader's next BeginQuorumEpoch waits for its timer)
-            # RequestManager.onResponseResult: ready again, after a backoff on an error
-            c.pair[NEXT_TRY, t, resp_from] = now + (
-                np.int64(c.tp[TP_RETRY_BACKOFF]) if resp_error != 0 else 0)
+            # RequestManager.onResponseResult: ready again at once. (Kafka backs off only
+            # after a response its handler could not use; it uses every error the model
+            # sends: FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH,
+            # INVALID_VOTER_KEY, SNAPSHOT_NOT_FOUND.)
+            c.pair[NEXT_TRY, t, resp_from] = now
         c.node[DL_POLL, t] = poll_time(w, c, t, features)
         if flush_enabled(w, t) and (r == LEADER or not is_voter(w, t)):
             if c.node[DL_FLUSH, t] == INF:
@@ -230,14 +247,12 @@ def timed_act(w, c, f, a, b, trace, features):
     walk now has a violation, else 0."""
     t = touched_node(w, f, a)
     resp_from = -1
-    resp_error = 0
     voted_req = False
     stale_fetch = False
     if f == FAM_DELIVER:
         m = w.msgs[a]
         if is_response(m[F_TYPE]) and w.peer[INFLIGHT, m[F_DST], m[F_SRC]] == m[F_CORR]:
             resp_from = m[F_SRC]
-            resp_error = m[F_ERROR]
         voted_req = m[F_TYPE] == VOTE_REQUEST
         # A Fetch its sender sent before it crashed still counts for check quorum
         # when it arrives: the leader's cut-off clock starts again from there.
@@ -270,6 +285,6 @@ def timed_act(w, c, f, a, b, trace, features):
     if stale_fetch and c.node[CUT_SINCE, t] >= 0:
         c.node[CUT_SINCE, t] = c.t[NOW]
     bad = check_after_step(w, t, features)
-    after_step(w, c, t, resp_from, resp_error, was_leader, le, hw, role, epoch, up, voted_req,
+    after_step(w, c, t, resp_from, was_leader, le, hw, role, epoch, up, voted_req,
                features)
     return 1 if bad else 0

@@ -193,35 +193,75 @@ def send_begin_quorum_epochs(w, c, i, tg, trace, features):
 
 
 @kernel
+def fetch_pending(w, c, i):
+    """RequestManager.hasAnyInflightRequest: a request of node i is unanswered and has
+    not timed out."""
+    for j in range(w.scal[P_NODES]):
+        if w.peer[INFLIGHT, i, j] != 0 and c.pair[NEXT_TRY, i, j] > c.t[NOW]:
+            return True
+    return False
+
+
+@kernel
+def send_fetch_to_any_bootstrap(w, c, i, boot, trace, features):
+    """maybeSendFetchToAnyBootstrap: with no request pending, a Fetch to the first ready
+    bootstrap voter (of the mask ``boot``) from a random place in their list
+    (RequestManager.findReadyBootstrapServer)."""
+    now = c.t[NOW]
+    n = w.scal[P_NODES]
+    if fetch_pending(w, c, i):
+        return
+    count = 0
+    for j in range(n):
+        if (boot >> j) & 1:
+            count += 1
+    if count == 0:
+        return
+    start = rand_below(w.scal, count)
+    for step in range(2 * n):
+        j = step % n
+        if not (boot >> j) & 1:
+            continue
+        if start > 0:
+            start -= 1
+            continue
+        if c.pair[NEXT_TRY, i, j] <= now:
+            c.pair[NEXT_TRY, i, j] = now + np.int64(c.tp[TP_REQUEST_TIMEOUT])
+            timed_act(w, c, FAM_SEND, i, j, trace, features)
+            return
+
+
+@kernel
+def poll_follower(w, c, i, tg, trace, features):
+    """pollFollower's fetch (maybeSendFetchToBestNode): to the leader while nothing is
+    pending; to a random bootstrap voter once the request to the leader timed out,
+    and (3.9-4.1, pollFollowerAsObserver) always while an observer's fetch timeout has
+    expired, until a fetch succeeds."""
+    now = c.t[NOW]
+    ld = w.node[LEADER_ID, i]
+    if c.node[TIMER_KIND, i] == 2:
+        send_fetch_to_any_bootstrap(w, c, i, tg, trace, features)
+    elif w.peer[INFLIGHT, i, ld] != 0 and c.pair[NEXT_TRY, i, ld] <= now:
+        w.peer[INFLIGHT, i, ld] = 0  # requestManager.reset(leader): its answer is dropped
+        send_fetch_to_any_bootstrap(w, c, i, tg, trace, features)
+    elif not fetch_pending(w, c, i) and c.pair[NEXT_TRY, i, ld] <= now:
+        c.pair[NEXT_TRY, i, ld] = now + np.int64(c.tp[TP_REQUEST_TIMEOUT])
+        timed_act(w, c, FAM_SEND, i, ld, trace, features)
+
+
+@kernel
 def poll(w, c, i, trace, features):
     """Node i sends the requests its role calls for to every target that may get one
     now (an Unattached node: to one bootstrap voter, picked at random)."""
     now = c.t[NOW]
     tg = request_targets(w, i, features)
     n = w.scal[P_NODES]
-    if w.node[ROLE, i] == UNATTACHED:
-        ready = 0
-        for j in range(n):
-            if (tg >> j) & 1:
-                if w.peer[INFLIGHT, i, j] != 0 and c.pair[NEXT_TRY, i, j] > now:
-                    ready = -1
-                    break
-                if c.pair[NEXT_TRY, i, j] <= now:
-                    ready |= 1 << j
-        if ready > 0:
-            count = 0
-            for j in range(n):
-                if (ready >> j) & 1:
-                    count += 1
-            pick = rand_below(w.scal, count)
-            for j in range(n):
-                if (ready >> j) & 1:
-                    if pick == 0:
-                        c.pair[NEXT_TRY, i, j] = now + np.int64(c.tp[TP_REQUEST_TIMEOUT])
-                        timed_act(w, c, FAM_SEND, i, j, trace, features)
-                        break
-                    pick -= 1
-    elif w.node[ROLE, i] == LEADER:
+    r = w.node[ROLE, i]
+    if r == UNATTACHED:
+        send_fetch_to_any_bootstrap(w, c, i, tg, trace, features)
+    elif r == FOLLOWER and tg != (1 << w.node[LEADER_ID, i]):
+        poll_follower(w, c, i, tg, trace, features)
+    elif r == LEADER:
         send_begin_quorum_epochs(w, c, i, tg, trace, features)
     else:
         # a request unanswered for the request timeout is sent again
@@ -282,6 +322,11 @@ def handle_event(w, c, ev, who, trace, features):
             start_backoff(w, c, i)  # pollCandidate (3.9): the election timed out, back off
             return
         c.node[DL_TIMER, i] = INF
+        if not is_voter(w, i) and w.node[ROLE, i] == FOLLOWER:
+            # an observer's fetch timeout (3.9-4.1): it turns to the bootstrap voters
+            c.node[TIMER_KIND, i] = 2
+            c.node[DL_POLL, i] = poll_time(w, c, i, features)
+            return
         if is_voter(w, i):
             if c.t[PHASE] == PH_MEASURE and c.t[TRIGGER_AT] >= 0 and c.t[TS_FIRST_TIMEOUT] < 0:
                 c.t[TS_FIRST_TIMEOUT] = now - c.t[TRIGGER_AT]

@@ -64,9 +64,10 @@ def election_timeout_enabled(w, i):
         return False
     r = w.node[ROLE, i]
     if not is_voter(w, i):
-        # an observer's fetch timeout; or a leader removed from the voters (KIP-853),
-        # now Resigned, whose election timer ends its epoch
-        return r == FOLLOWER or r == RESIGNED
+        # a leader removed from the voters (KIP-853), now Resigned, whose election timer
+        # ends its epoch. (An observer's fetch timeout changes no role: 3.9-4.1 turn to
+        # the bootstrap voters, a Fetch target request_targets already allows.)
+        return r == RESIGNED
     return r != LEADER
 
 
@@ -75,10 +76,6 @@ def on_election_timeout(w, i, features):
     """The election timer (Unattached, Prospective, Candidate, Resigned) or the fetch
     timer (Follower) of node i expires: Kafka's poll* methods."""
     r = w.node[ROLE, i]
-    if not is_voter(w, i) and r == FOLLOWER:
-        # Observer follower: fetch timeout, forget the leader's liveness.
-        transition_to_unattached(w, i, w.node[EPOCH, i], w.node[LEADER_ID, i])
-        return
     if r == UNATTACHED or r == FOLLOWER:
         start_election(w, i, features)
     elif r == PROSPECTIVE:

@@ -229,13 +229,12 @@ def vote_rejected(w, i):
 @kernel
 def follows_new_leader(w, i, leader):
     """Same epoch, a message names ``leader``: does node i start following it? Only if
-    it knew no leader, or (an Unattached observer after its fetch timeout) knew only
-    the leader's id: Kafka re-follows a known leader only when the message brings
+    it knew no leader: Kafka re-follows a known leader only when the message brings
     endpoints the state lacks, and a Prospective keeps its leader's endpoints."""
     r = w.node[ROLE, i]
     if leader < 0 or leader == i or r == LEADER or r == RESIGNED:
         return False
-    return w.node[LEADER_ID, i] == -1 or (r == UNATTACHED and w.node[LEADER_ID, i] == leader)
+    return w.node[LEADER_ID, i] == -1
 
 
 @kernel
@@ -280,8 +279,6 @@ def maybe_handle_common_response(w, i, error, leader, epoch):
         maybe_transition(w, i, leader, epoch)
         return True
     if follows_new_leader(w, i, leader):
-        # includes maybeSwitchObserverFetchToLeader: an Unattached observer that knows
-        # the leader follows it again on its successful FetchResponse
         transition_to_follower(w, i, epoch, leader)
     # INVALID_VOTER_KEY: the request named another directory id of the responder; handled
     return error == ERR_INVALID_VOTER_KEY

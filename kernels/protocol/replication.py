@@ -25,7 +25,7 @@ from ..state.coverage import reach
 from ..state.log import append_entry, end_offset_for_epoch, flush, last_epoch, truncate_to
 from ..state.network import new_message
 from .quorum_state import (
-    accept_response, intend, transition_to_resigned, update_check_quorum_for_following_voter,
+    accept_response, intend, reset_connections, transition_to_resigned, update_check_quorum_for_following_voter,
     validate_leader_only_request,
 )
 from .snapshots import fetch_needs_snapshot
@@ -38,8 +38,10 @@ from ..state.voters import (
 @kernel
 def send_fetch_request(w, i, target):
     """buildFetchRequest: fetchOffset = log end, lastFetchedEpoch = last entry's epoch.
-    A new request to the same node supersedes an unanswered one (its request timed out)."""
+    One Fetch is pending at a time (RequestManager.hasAnyInflightRequest): a new one,
+    to any node, means the one before timed out, and its answer is no longer expected."""
     k = new_message(w, FETCH_REQUEST, i, target, w.node[EPOCH, i])
+    reset_connections(w, i)
     w.scal[C_NEXT_CORR] += 1
     w.peer[INFLIGHT, i, target] = w.scal[C_NEXT_CORR]
     if k < 0:

@@ -35,7 +35,7 @@ from ..state.log import entry_hash, last_epoch, prefix_hash
 from ..state.voters import key_matches, refresh_voters
 from ..state.network import new_message
 from .quorum_state import (
-    accept_response, intend, update_check_quorum_for_following_voter,
+    accept_response, intend, reset_connections, update_check_quorum_for_following_voter,
     validate_leader_only_request,
 )
 
@@ -133,8 +133,9 @@ def fetch_needs_snapshot(w, i, off, lfe):
 @kernel
 def send_fetch_snapshot_request(w, i, target):
     """buildFetchSnapshotRequest for the snapshot the follower is fetching, from its start
-    (one chunk holds it all)."""
+    (one chunk holds it all); like a Fetch, the only request pending."""
     k = new_message(w, FETCH_SNAPSHOT_REQUEST, i, target, w.node[EPOCH, i])
+    reset_connections(w, i)
     w.scal[C_NEXT_CORR] += 1
     w.peer[INFLIGHT, i, target] = w.scal[C_NEXT_CORR]
     if k < 0:

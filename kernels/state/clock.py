@@ -8,7 +8,8 @@ t       int64 [T_WIDTH]        the walk's clock and scenario state, then its tim
 node    int64 [TN_ROWS, N]     per-node deadlines (INF: none) and bookkeeping
   DL_TIMER        the role's timer: election timer (Unattached, Prospective,
                   Candidate, Resigned) or fetch timer (Follower)
-  TIMER_KIND      0 the role's timer; 1 a candidate's election backoff
+  TIMER_KIND      0 the role's timer; 1 a candidate's election backoff; 2 an observer's
+                  fetch timeout has expired (3.9-4.1: it fetches from bootstrap voters)
   DL_POLL         when the node next has a request to send
   DL_CHECK_QUORUM leader: when its check-quorum timer expires
   DL_FLUSH        leader or observer: when its unflushed tail is flushed

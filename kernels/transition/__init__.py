@@ -101,7 +101,14 @@ def request_targets(w, a, features):
         return 0
     if r == FOLLOWER:
         ld = w.node[LEADER_ID, a]
-        return (1 << ld) if ld >= 0 else 0
+        if ld < 0:
+            return 0
+        if not is_voter(w, a) or features & KAFKA_17030:
+            # maybeSendFetchToBestNode: after a request to the leader timed out, a Fetch
+            # to any bootstrap voter (a voter from 3.9.1, KAFKA-17030; an observer in
+            # every release, and 3.9-4.1's observer whose fetch timeout expired)
+            return (1 << ld) | others
+        return 1 << ld  # 3.9.0: a voter fetches only from its leader
     if r == UNATTACHED:
         if not features & KAFKA_17030 and is_voter(w, a):
             return 0  # 3.9.0: an Unattached voter only waits for its election timeout
@@ -308,7 +315,8 @@ def deliver_message(w, k, features):
 @kernel
 def send_request(w, a, b, features):
     r = w.node[ROLE, a]
-    if features & SNAPSHOTS and r == FOLLOWER and w.node[FETCHING_END, a] > 0:
+    if (features & SNAPSHOTS and r == FOLLOWER and w.node[FETCHING_END, a] > 0
+            and b == w.node[LEADER_ID, a]):
         send_fetch_snapshot_request(w, a, b)  # a snapshot download comes before fetching
     elif r == FOLLOWER or r == UNATTACHED:
         send_fetch_request(w, a, b)

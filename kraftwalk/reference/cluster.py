@@ -144,7 +144,13 @@ class ReferenceCluster:
         others = other_voters(self, node)
         r = node.role
         if r == FOLLOWER:
-            return {node.leader_id} if node.leader_id is not None else set()
+            if node.leader_id is None:
+                return set()
+            if not is_voter(self, node) or self.features & KAFKA_17030:
+                # maybeSendFetchToBestNode: any bootstrap voter after the leader's
+                # request timed out (a voter from 3.9.1; an observer always)
+                return {node.leader_id} | others
+            return {node.leader_id}
         if r == UNATTACHED:
             if not self.features & KAFKA_17030 and is_voter(self, node):
                 return set()                   # 3.9.0: it waits for its election timeout
@@ -305,7 +311,7 @@ class ReferenceCluster:
 
     def send_request(self, node: Node, b: int) -> None:
         r = node.role
-        if r == FOLLOWER and node.fetching is not None:
+        if r == FOLLOWER and node.fetching is not None and b == node.leader_id:
             send_fetch_snapshot_request(self, node, b)   # the download comes first
         elif r in (FOLLOWER, UNATTACHED):
             send_fetch_request(self, node, b)

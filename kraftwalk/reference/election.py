@@ -53,12 +53,12 @@ def prospective_transition_after_election_loss(c, node) -> None:
 
 def election_timeout_enabled(c, node) -> bool:
     """Which timer can expire: a voter's election/fetch timer in every role but Leader;
-    a non-voter has a fetch timer as Follower (an observer), and an election timer as
-    Resigned (a leader that removed itself, KIP-853: it ends its epoch)."""
+    a non-voter's election timer as Resigned (a leader that removed itself, KIP-853: it
+    ends its epoch). An observer's fetch timeout changes no role in any release."""
     if not node.up:
         return False
     if not is_voter(c, node):
-        return node.role in (FOLLOWER, RESIGNED)
+        return node.role == RESIGNED
     return node.role != LEADER
 
 
@@ -66,10 +66,6 @@ def on_election_timeout(c, node) -> None:
     """The election timer (Unattached, Prospective, Candidate, Resigned) or the fetch timer
     (Follower) of a node expires: Kafka's poll* methods."""
     r = node.role
-    if not is_voter(c, node) and r == FOLLOWER:
-        # pollFollowerAsObserver: Unattached in the same epoch, still knowing the leader
-        transition_to_unattached(c, node, node.epoch, node.leader_id)
-        return
     if r in (UNATTACHED, FOLLOWER):
         start_election(c, node)
     elif r == PROSPECTIVE:

@@ -27,8 +27,8 @@ def enter_epoch(c, node, epoch: int) -> None:
 
 
 def transition_to_unattached(c, node, epoch: int, leader_id=None) -> None:
-    """Unattached in ``epoch`` knowing ``leader_id`` (an observer whose fetch timer expired
-    keeps its leader, as QuorumState does). Durable. Same epoch: the vote is kept."""
+    """Unattached in ``epoch`` knowing ``leader_id`` (a lost pre-vote keeps a leader whose
+    endpoints it lacks, as QuorumState does). Durable. Same epoch: the vote is kept."""
     enter_epoch(c, node, epoch)
     node.leader_id = leader_id
     node.role = UNATTACHED

@@ -12,13 +12,12 @@ from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.state.layout import (
-    ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER, UNATTACHED,
+    ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER,
 )
 
 from .log import append, end_offset_for_epoch, last_epoch, truncate
 from .quorum_state import (
-    maybe_handle_common_response, transition_to_follower, validate_leader_only_request,
-    transition_to_resigned,
+    maybe_handle_common_response, transition_to_resigned, validate_leader_only_request,
 )
 from .snapshots import fetch_needs_snapshot, start_fetching_snapshot
 from .state import Message
@@ -32,7 +31,9 @@ from .voters import (
 def send_fetch_request(c, node, target: int) -> None:
     """buildFetchRequest: fetchOffset = log end, lastFetchedEpoch = last entry's epoch,
     and the fetcher's directory id (its replica key, with its id).
-    A new request to the same node supersedes an unanswered one (it timed out)."""
+    One Fetch is pending at a time (RequestManager.hasAnyInflightRequest): a new one,
+    to any node, means the one before timed out, and its answer is no longer expected."""
+    node.reset_connections()
     c.next_corr += 1
     c.send(Message(FETCH_REQUEST, node.id, target, node.epoch, c.next_corr,
                    fetch_offset=node.log_end, last_fetched_epoch=last_epoch(node.log),
@@ -54,21 +55,11 @@ def truncate_to_end_offset(c, node, div_epoch: int, div_end: int) -> None:
         c.stats["truncations"] += 1
 
 
-def maybe_switch_observer_fetch_to_leader(c, node, msg: Message) -> None:
-    """An Unattached replica (an observer whose fetch timer expired) that hears of the
-    leader of its epoch in a FetchResponse goes back to following it."""
-    if (msg.epoch == node.epoch and node.role == UNATTACHED and msg.leader >= 0
-            and msg.leader != node.id
-            and (node.leader_id is None or node.leader_id == msg.leader)):
-        transition_to_follower(c, node, msg.epoch, msg.leader)
-
-
 def handle_fetch_response(c, msg: Message) -> None:
     """handleFetchResponse at a follower (or an Unattached node that fetched from a voter)."""
     node = c.nodes[msg.dst]
     if not c.expect_response(node, msg):
         return
-    maybe_switch_observer_fetch_to_leader(c, node, msg)
     if maybe_handle_common_response(c, node, msg.error, msg.leader, msg.epoch):
         return
     if node.role != FOLLOWER or node.leader_id != msg.src:

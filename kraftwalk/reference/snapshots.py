@@ -121,6 +121,8 @@ def handle_fetch_snapshot_request(c, msg: Message) -> None:
 
 # ---------------------------------------------------------------- the follower's side
 def send_fetch_snapshot_request(c, node, target: int) -> None:
+    """Like a Fetch, the only request pending."""
+    node.reset_connections()
     c.next_corr += 1
     end, epoch = node.fetching
     c.send(Message(FETCH_SNAPSHOT_REQUEST, node.id, target, node.epoch, c.next_corr,

@@ -40,22 +40,21 @@ DIFFERENCES: tuple[Difference, ...] = (
         "not yet modelled",
         "timing"),
     Difference(
-        "follower_bootstrap_fallback",
-        "a Follower whose request to its leader timed out or failed fetches from a random "
-        "bootstrap voter (maybeSendFetchToBestNode); the retry backoff follows only a "
-        "response its handler could not use",
-        "a Follower fetches only its leader; the 20 ms retry backoff follows any error",
-        "not yet modelled",
+        "bootstrap_servers",
+        "a node fetches for discovery from controller.quorum.bootstrap.servers: every "
+        "controller, itself included (a Fetch to itself is answered "
+        "NOT_LEADER_OR_FOLLOWER), picked from a random place in the list",
+        "it fetches from a random other voter of its own view",
+        "the model's nodes have no addresses: the voter set stands for the bootstrap list",
         "timing"),
     Difference(
-        "observer_fetch_timeout",
-        "no release turns an observer Unattached when its fetch times out (4.0-4.1 fetch "
-        "a bootstrap voter as Follower; 4.2 on use maybeSendFetchToBestNode)",
-        "an observer whose fetch times out becomes Unattached of its epoch (unmerged "
-        "pull request #22111)",
-        "observers are not voters: no election, vote or commit depends on them; their "
-        "high-watermark lag is all that moves",
-        "timing"),
+        "snapshot_download_via_bootstrap",
+        "a Follower downloading a snapshot whose request to its leader timed out sends a "
+        "plain Fetch to the bootstrap voter it picks, the leader too",
+        "to its leader it sends FetchSnapshot whichever way it picked it",
+        "not yet modelled: the untimed relation does not tell the two ways to the leader "
+        "apart",
+        "coverage"),
     Difference(
         "resigned_removed_leader_timer",
         "ResignedState always has an election timer: on expiry, Unattached of the next "

@@ -58,8 +58,10 @@ class Change:
 CHANGES: tuple[Change, ...] = (
     Change("KAFKA-17030", "4.0",
            "an Unattached voter fetches from a bootstrap voter, so it finds a leader that "
-           "does not know it (a removed and re-added voter)",
-           "an Unattached voter waits for its election timeout",
+           "does not know it (a removed and re-added voter); a Follower voter whose "
+           "request to its leader timed out fetches from a bootstrap voter",
+           "an Unattached voter waits for its election timeout; a Follower voter fetches "
+           "only from its leader",
            switch="kafka_17030", backports=("3.9.1",)),
     Change("KAFKA-17973", "4.0",
            "a replica that reads a VotersRecord with no majority overlapping the last one "
@@ -124,6 +126,12 @@ CHANGES: tuple[Change, ...] = (
            "timeout / 2",
            "to every voter each fetch timeout / 2 (KAFKA-16536)",
            timing=(("begin_quorum_epoch", "not-fetching", "every-voter"),)),
+    Change("KAFKA-19354", "4.2",
+           "an observer whose fetch timeout expired goes on fetching from its leader "
+           "(maybeSendFetchToBestNode: a bootstrap voter only after a request to the "
+           "leader timed out)",
+           "it fetches from random bootstrap voters until a fetch succeeds",
+           timing=(("observer_fetch", "best-node", "bootstrap"),)),
 )
 
 SWITCHED: tuple[Change, ...] = tuple(c for c in CHANGES if c.switch)

@@ -33,6 +33,13 @@ PURGATORY_HW = 1          # 4.1 on: also a high-watermark change; not held if th
                           # follower's high watermark is behind the leader's
 FETCH_PURGATORY_NAMES = ("records", "high-watermark")
 
+# ---- what an observer's fetch timeout does (KAFKA-19354; by release) ------------------
+OBSERVER_FETCH_BOOTSTRAP = 0   # 3.9-4.1: it fetches from random bootstrap voters until a
+                               # fetch succeeds
+OBSERVER_FETCH_BEST_NODE = 1   # 4.2 on: nothing; it fetches from its leader, and from a
+                               # bootstrap voter only after a request to it timed out
+OBSERVER_FETCH_NAMES = ("bootstrap", "best-node")
+
 # ---- scenarios: scripts over the same events ---------------------------------------
 SC_COLD_START = 0       # every node starts at once; time to the first leader
 SC_LEADER_CRASH = 1     # steady state, then the leader crashes
@@ -50,7 +57,7 @@ TP_FETCH_TIMEOUT = 1
 TP_ELECTION_BACKOFF_MAX = 2
 TP_RETRY_BACKOFF_BASE = 3
 TP_REQUEST_TIMEOUT = 4
-TP_RETRY_BACKOFF = 5
+TP_OBSERVER_FETCH = 5
 TP_FETCH_MAX_WAIT = 6
 TP_CHECK_QUORUM_FACTOR = 7
 TP_APPEND_INTERVAL = 8
@@ -100,10 +107,15 @@ TIMING = {
         "unit of the election backoff: base * uniform{0 .. 2^retries - 1}, capped"),
     TP_REQUEST_TIMEOUT: Timing(
         "request_timeout_ms", 2000.0, "controller.quorum.request.timeout.ms",
-        "an unanswered request is sent again after this long"),
-    TP_RETRY_BACKOFF: Timing(
-        "retry_backoff_ms", 20.0, "controller.quorum.retry.backoff.ms",
-        "wait before a request to a node that answered with an error"),
+        "an unanswered request is sent again after this long (a Follower's Fetch: to a "
+        "random bootstrap voter, KafkaRaftClient.maybeSendFetchToBestNode)"),
+    TP_OBSERVER_FETCH: Timing(
+        "observer_fetch", float(OBSERVER_FETCH_BEST_NODE),
+        "KafkaRaftClient.pollFollowerAsObserver",
+        "what an observer does when its fetch timeout expires (the release sets it): "
+        "bootstrap (3.9-4.1: it fetches from random bootstrap voters until a fetch "
+        "succeeds) or best-node (4.2 on, KAFKA-19354: nothing; like a voter it turns to a "
+        "bootstrap voter only after a request to its leader timed out)"),
     TP_FETCH_MAX_WAIT: Timing(
         "fetch_max_wait_ms", 500.0, "KafkaRaftClient.MAX_FETCH_WAIT_MS",
         "the leader holds a Fetch with nothing new for this long (0: answer at once)"),

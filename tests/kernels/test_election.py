@@ -11,7 +11,7 @@ from conftest import (
 )
 from kraftwalk.kernels.properties.checkers import VOTE_UNIQUENESS
 from kraftwalk.kernels.state.layout import (
-    CANDIDATE, EPOCH, EPOCH_START, ERR_FENCED_LEADER_EPOCH, ERR_NONE, FETCH_REQUEST,
+    CANDIDATE, EPOCH, EPOCH_START, ERR_FENCED_LEADER_EPOCH, ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE,
     FLUSHED_END, FOLLOWER,
     F_CORR, F_EPOCH, F_ERROR, F_GRANTED, F_LAST_EPOCH, F_LAST_OFFSET, F_LEADER, F_PRE_VOTE,
     GRANTED, G_VOTE, HAS_FETCHED, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, N_MSGS, PROSPECTIVE,
@@ -58,12 +58,15 @@ def test_follower_fetch_timeout_goes_prospective_keeping_leader_and_vote():
     assert node(w, 1) == dict(role=PROSPECTIVE, epoch=1, voted=0, leader=0)
 
 
-def test_observer_fetch_timeout_goes_unattached_keeping_the_leader():
+def test_an_observers_fetch_timeout_changes_no_role():
+    """No release turns an observer Unattached when its fetch times out: 3.9-4.1 fetch
+    from the bootstrap voters as Follower (pollFollowerAsObserver), 4.2 on from the
+    best node; both are Fetch targets of a Follower observer, not a timeout."""
     w = cluster_with_leader()
     fetch_round(w, 3, 1)  # discovery: node 1 (a follower) names leader 0
     assert node(w, 3) == dict(role=FOLLOWER, epoch=1, voted=-1, leader=0)
-    timeout(w, 3)
-    assert node(w, 3) == dict(role=UNATTACHED, epoch=1, voted=-1, leader=0)
+    timeout(w, 3, expect=-1)
+    assert node(w, 3) == dict(role=FOLLOWER, epoch=1, voted=-1, leader=0)
 
 
 def test_candidate_timeout_with_pre_vote_goes_prospective_keeping_its_vote():
@@ -464,3 +467,29 @@ def test_an_unattached_voter_fetches_from_a_bootstrap_voter_from_kafka_17030(
     send(w, 1, 0, features, expect=0 if voter_fetches else -1)
     send(w, 3, 0, features)                 # the observer fetches in every release
     assert len(msgs(w, FETCH_REQUEST)) == (2 if voter_fetches else 1)
+
+
+@pytest.mark.parametrize("features, voter_falls_back", [(F, True), (F_NOPV, False)],
+                         ids=["4.0-best-node", "3.9.0-leader-only"])
+def test_a_follower_fetches_from_a_bootstrap_voter_after_its_leader_from_kafka_17030(
+        features, voter_falls_back):
+    """KAFKA-17030 (3.9.1, 4.0) gave a Follower voter maybeSendFetchToBestNode: once its
+    request to the leader timed out it fetches from any bootstrap voter; 3.9.0 fetches
+    only from the leader. An observer Follower does in every release."""
+    from kraftwalk.kernels.transition import request_targets
+    w = cluster_with_leader(features)
+    fetch_round(w, 3, 1, features)          # the observer follows leader 0
+    assert request_targets(w, 1, features) == (0b111 & ~0b010 if voter_falls_back else 0b001)
+    assert request_targets(w, 3, features) == 0b111
+    send(w, 1, 0, features)
+    send(w, 1, 2, features, expect=0 if voter_falls_back else -1)
+    if voter_falls_back:
+        # one Fetch pending at a time: the one to the leader timed out, its answer dropped
+        assert w.peer[INFLIGHT, 1, 0] == 0 and w.peer[INFLIGHT, 1, 2] != 0
+        before = log_of(w, 1)
+        deliver(w, FETCH_REQUEST, 1, 0, features)
+        deliver(w, FETCH_RESPONSE, 0, 1, features)
+        assert log_of(w, 1) == before != log_of(w, 0)
+        deliver(w, FETCH_REQUEST, 1, 2, features)
+        deliver(w, FETCH_RESPONSE, 2, 1, features)   # NOT_LEADER_OR_FOLLOWER, leader 0
+        assert node(w, 1)["role"] == FOLLOWER and w.peer[INFLIGHT, 1, 2] == 0

@@ -237,8 +237,8 @@ def test_fetch_to_a_non_leader_names_the_leader_and_the_fetcher_follows_it():
     deliver(w, FETCH_RESPONSE, 1, 3)
     assert (w.node[ROLE, 3], w.node[EPOCH, 3], w.node[LEADER_ID, 3]) == (FOLLOWER, 1, 0)
     assert w.node[HAS_FETCHED, 3] == 0
-    # same epoch, a non-leader: NOT_LEADER_OR_FOLLOWER
-    timeout(w, 3)                          # the observer's fetch timer: Unattached, leader kept
+    # same epoch, a non-leader: NOT_LEADER_OR_FOLLOWER (a bootstrap voter, after a
+    # request to the leader timed out)
     send(w, 3, 2)
     deliver(w, FETCH_REQUEST, 3, 2)
     r = msg(w, FETCH_RESPONSE, 2, 3)
@@ -329,13 +329,12 @@ def test_fetch_to_a_resigned_leader_is_refused():
     assert (w.node[ROLE, 1], w.node[LEADER_ID, 1], w.node[LOG_END, 1]) == (FOLLOWER, 0, 0)
 
 
-def test_unattached_observer_that_knows_the_leader_follows_it_on_a_fetch_response():
+def test_an_observer_that_fetched_a_bootstrap_voter_goes_on_following_its_leader():
     w = cluster_with_leader()
     fetch_round(w, 3, 1)                   # discovery: Follower of 0
-    timeout(w, 3)                          # fetch timeout: Unattached(1), leader 0 kept
-    assert (w.node[ROLE, 3], w.node[LEADER_ID, 3]) == (UNATTACHED, 0)
-    fetch_round(w, 3, 0)
+    fetch_round(w, 3, 2)                   # a bootstrap voter: NOT_LEADER_OR_FOLLOWER
     assert (w.node[ROLE, 3], w.node[LEADER_ID, 3]) == (FOLLOWER, 0)
+    fetch_round(w, 3, 0)
     assert log_of(w, 3) == log_of(w, 0)
 
 

@@ -172,3 +172,59 @@ def test_commit_latency_counts_the_append_linger():
         timed = run_timed_chunk(SEED, 0, 100, timed_params(3, 0, 1_000_000), tp, F_TIMED)[2]
         mean.append(timed[:, k_sum].sum() / timed[:, k_n].sum() / 1000)
     assert 20 < mean[1] - mean[0] < 30, mean
+
+
+
+def observer_polls(kafka, leader_timed_out=False, polls=40):
+    """Observer 3 follows leader 0 (3 voters); its timers start as its FollowerState's
+    do. Under 3.9-4.1 its fetch timeout then expires; each poll's Fetch is answered at
+    once (NOT_LEADER_OR_FOLLOWER from a voter that does not lead). Returns the
+    observer's fetch deadline and the targets of its polls."""
+    from conftest import cluster_with_leader, fetch_round, msgs
+    from kraftwalk.kernels.choosers.timed_step import enter_role, timed_act
+    from kraftwalk.kernels.drivers.timed import EV_TIMER, handle_event, poll
+    from kraftwalk.kernels.state.clock import DL_TIMER, INF, NEXT_TRY, NOW
+    from kraftwalk.kernels.state.layout import FETCH_REQUEST, F_DST, INFLIGHT, INTENT
+    from kraftwalk.kernels.transition import FAM_LOSE
+
+    w = cluster_with_leader()
+    fetch_round(w, 3, 1)                    # discovery: it follows leader 0
+    w.node[INTENT, 3] = 0                   # (the timed chooser would have read them)
+    c = alloc_clock(4, timing_params(ElectConfig(kafka=kafka, voters=(3,), observers=1)))
+    c.t[NOW] = 1_000_000
+    enter_role(w, c, 3, F_TIMED)
+    deadline = c.node[DL_TIMER, 3]
+    trace = np.zeros((1, 4), np.int64)
+    if deadline < INF:
+        c.t[NOW] = deadline
+        handle_event(w, c, EV_TIMER, 3, trace, F_TIMED)
+    if leader_timed_out:
+        w.peer[INFLIGHT, 3, 0] = 7          # a Fetch to the leader, unanswered ...
+        c.pair[NEXT_TRY, 3, 0] = c.t[NOW]   # ... for the request timeout
+    targets = []
+    for _ in range(polls):
+        poll(w, c, 3, trace, F_TIMED)
+        sent = msgs(w, FETCH_REQUEST, 3)
+        assert len(sent) == 1
+        j = int(w.msgs[sent[0], F_DST])
+        targets.append(j)
+        timed_act(w, c, FAM_LOSE, sent[0], 0, trace, F_TIMED)
+        w.peer[INFLIGHT, 3, j] = 0          # answered: the connection is ready again
+        c.pair[NEXT_TRY, 3, j] = c.t[NOW]
+    return deadline, targets
+
+
+def test_an_observer_turns_to_the_bootstrap_voters_at_its_fetch_timeout_until_4_2():
+    """pollFollowerAsObserver: in 3.9-4.1 an observer whose fetch timeout expired fetches
+    from random bootstrap voters until a fetch succeeds; from 4.2 (KAFKA-19354) its
+    fetch timeout does nothing: it fetches from its leader, and from a random bootstrap
+    voter only once a request to the leader timed out (maybeSendFetchToBestNode), then
+    from its leader again."""
+    deadline, old = observer_polls("4.1")
+    assert deadline == 1_000_000 + 2_000_000          # the fetch timeout
+    assert set(old) == {0, 1, 2}                      # random bootstrap voters, the leader too
+    deadline, new = observer_polls("4.2")
+    assert deadline == 1 << 62                        # none
+    assert set(new) == {0}
+    _, fallback = observer_polls("4.2", leader_timed_out=True, polls=2)
+    assert fallback[0] in (0, 1, 2) and fallback[1] == 0

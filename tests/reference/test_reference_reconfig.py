@@ -272,15 +272,15 @@ def test_with_voter_changes_every_follower_flushes_on_fetch():
         assert c.nodes[3].log_end == 1 and c.nodes[3].flushed_end == flushed
 
 
-def test_a_removed_voter_times_out_as_an_observer():
+def test_a_removed_voter_follows_on_as_an_observer():
     c = led_and_committed()
     remove(c, 0, 2)
     fetch_round(c, 2, 0)                    # 2 learns of its own removal
     assert view(c, 2) == [0, 1] and c.nodes[2].flushed_end == 2
-    act(c, (FAM_TIMEOUT, 2, 0))             # its fetch timer: no election
-    assert c.nodes[2].role == UNATTACHED and c.nodes[2].epoch == 1
-    assert c.nodes[2].leader_id == 0
-    act(c, (FAM_TIMEOUT, 2, 0), expect=-1)  # an Unattached non-voter has no timer
+    act(c, (FAM_TIMEOUT, 2, 0), expect=-1)  # its fetch timer runs no election
+    assert c.request_targets(2) == {0, 1}   # the leader, or a bootstrap voter
+    fetch_round(c, 2, 1)                    # NOT_LEADER_OR_FOLLOWER: it follows 0 still
+    assert (c.nodes[2].role, c.nodes[2].epoch, c.nodes[2].leader_id) == (FOLLOWER, 1, 0)
 
 
 def test_a_leader_that_removes_itself_leads_until_it_commits_then_resigns():
