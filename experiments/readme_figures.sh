@@ -45,6 +45,14 @@ kraftwalk hunt --all --seeds 10 --first-seed 1000 --duration 60 --out "$R" --nam
 kraftwalk hunt --mutation commit-old-epoch --seeds 10 --first-seed 1000 --duration 120 \
     --disable-check CommitCurrentEpoch --disable-check HighWatermarkMonotonic \
     --out "$R" --name hunt-deep-seeds-1000
+# Every mutation under the newest release and under 4.0 (the switches differ from 3.9.1 on
+# in timing rules only, so the swarm hunts find the same walks).
+H=$(mktemp -d)
+for k in 4.0 4.3; do
+    kraftwalk hunt --all --seeds 5 --duration 30 --kafka "$k" --out "$H" --name "hunt-kafka-$k"
+    mv "$H/hunt-kafka-$k.md" "$H/hunt-kafka-$k.parquet" "$R/"
+done
+rm -rf "$H"
 # The correct model must find nothing.
 kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-correct
 
