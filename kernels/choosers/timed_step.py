@@ -26,7 +26,7 @@ from ..state.layout import (
     BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, END_QUORUM_EPOCH_RESPONSE, EPOCH, FETCH_REQUEST,
     FETCH_RESPONSE,
     FOLLOWER, F_CORR, F_DST, F_SRC, F_TYPE, HW, INFLIGHT, INTENT, INTENT_ARG, I_BACKOFF,
-    I_CHECK_QUORUM, I_END_EPOCH, I_FETCHED, I_FETCH_RESET, I_KEEP_TIMER, I_ROLE, LEADER, LOG_END, N_MSGS, PROSPECTIVE,
+    I_CHECK_QUORUM, I_ELECTION_RESET, I_END_EPOCH, I_FETCHED, I_FETCH_RESET, I_KEEP_TIMER, I_ROLE, LEADER, LOG_END, N_MSGS, PROSPECTIVE,
     P_NODES, RESIGNED, ROLE, S_STEPS, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE,
 )
 from ..properties.liveness import PRE_VOTE_ISOLATED_NEVER_CANDIDATE, inbound_voters, two_way_voters, violate
@@ -202,6 +202,12 @@ def after_step(w, c, t, resp_from, was_leader, le, hw, role, epoch, up, voted_re
                 # transitionToUnattached: the election time the role it left had left
                 c.node[DL_TIMER, t] = max(left, now)
                 c.node[ELECTION_AT, t] = c.node[DL_TIMER, t]
+        if (it & I_ELECTION_RESET and not it & I_ROLE
+                and (r == UNATTACHED or r == PROSPECTIVE)):
+            # a granted vote in the same epoch: a fresh election timer (entering the role
+            # in this step drew one already)
+            c.node[DL_TIMER, t] = now + election_timeout(w, c)
+            c.node[ELECTION_AT, t] = c.node[DL_TIMER, t]
         if it & I_FETCH_RESET and r == FOLLOWER:
             c.node[DL_TIMER, t] = fetch_timer(w, c, t)
             c.node[TIMER_KIND, t] = 0

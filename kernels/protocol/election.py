@@ -17,7 +17,7 @@ from ..state.layout import (
     F_PRE_VOTE, F_SRC, GRANTED, HAS_FETCHED, INFLIGHT, LEADER, LEADER_ID, LOG_END, PROSPECTIVE,
     P_MAX_EPOCH, REJECTED, RESIGNED, ROLE, S_BOUND_HIT, S_DISRUPTIONS, UNATTACHED, UP,
     VOTED_ID, VOTE_REQUEST, VOTE_RESPONSE, T_DISRUPTION, T_EPOCH_BOUND_HIT, T_PRE_VOTE_REFUSED,
-    I_BACKOFF, I_KEEP_TIMER, I_ROLE, INTENT,
+    I_BACKOFF, I_ELECTION_RESET, I_KEEP_TIMER, INTENT,
 )
 from ..state.log import last_epoch, log_up_to_date
 from ..state.network import new_message
@@ -168,12 +168,13 @@ def handle_vote_request(w, s, features):
             if (r == UNATTACHED or r == PROSPECTIVE) and w.node[VOTED_ID, i] == -1:
                 w.node[VOTED_ID, i] = cand  # durable, same epoch
                 w.node[VOTED_DIR, i] = m[F_CANDIDATE_DIR]
-                if r == UNATTACHED:
-                    # unattachedAddVotedState: a fresh election timer, whatever was kept
-                    w.node[INTENT, i] &= ~I_KEEP_TIMER
-                    intend(w, i, I_ROLE)
+                # unattachedAddVotedState / prospectiveAddVotedState: a new state of the
+                # same epoch with a fresh election timer, whatever was kept ("the
+                # candidate has at least as good of a chance"); requests in flight stay so
+                w.node[INTENT, i] &= ~I_KEEP_TIMER
+                intend(w, i, I_ELECTION_RESET)
                 if r == PROSPECTIVE:
-                    # prospectiveAddVotedState: a fresh election, earlier pre-votes are lost
+                    # a fresh election: earlier pre-votes are lost
                     w.node[GRANTED, i] = 1 << i
                     w.node[REJECTED, i] = 0
             record_vote_granted(w, i, cand, epoch, features)

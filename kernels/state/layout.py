@@ -193,6 +193,7 @@ I_CHECK_QUORUM = 8    # a majority fetched: restart the leader's check-quorum ti
 I_END_EPOCH = 16      # EndQuorumEpoch from the leader: override the fetch timer
 I_KEEP_TIMER = 32     # Unattached keeping the election time left of the role it left
 I_FETCHED = 64        # leader: a valid Fetch from replica INTENT_ARG (lastFetchTimestamp)
+I_ELECTION_RESET = 128  # a granted vote: a fresh election timer, the connections kept
 
 # ---- peer, log, hashes and ghost rows ---------------------------------------------
 INFLIGHT = 0

@@ -33,13 +33,6 @@ DIFFERENCES: tuple[Difference, ...] = (
         "the model answers a held fetch from the state it releases it in",
         "timing"),
     Difference(
-        "prospective_keeps_timer_on_grant",
-        "a Prospective that grants a standard vote becomes a new ProspectiveState with a "
-        "fresh timer",
-        "it keeps its timer",
-        "not yet modelled",
-        "timing"),
-    Difference(
         "bootstrap_servers",
         "a node fetches for discovery from controller.quorum.bootstrap.servers: every "
         "controller, itself included (a Fetch to itself is answered "

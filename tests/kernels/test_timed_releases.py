@@ -147,6 +147,36 @@ def test_unattached_keeps_the_election_time_the_candidate_had_left():
     assert c.node[DL_TIMER, 0] == 1_700_000
 
 
+def test_a_prospective_that_grants_a_vote_starts_a_fresh_election_timer():
+    """QuorumState.prospectiveAddVotedState: a Prospective of epoch 1 that grants a
+    Candidate of its own epoch becomes a new ProspectiveState with a fresh 1-2 s
+    election timer, and keeps its requests in flight (no connection reset)."""
+    from conftest import F_NOPV, craft, fresh, msgs, send, timeout
+    from kraftwalk.kernels.choosers.timed_step import timed_act
+    from kraftwalk.kernels.state.clock import DL_TIMER, ELECTION_AT, NEXT_TRY, NOW, PREV_ROLE
+    from kraftwalk.kernels.state.layout import (
+        EPOCH, INTENT, PROSPECTIVE, ROLE, VOTED_ID, VOTE_REQUEST,
+    )
+    from kraftwalk.kernels.transition import FAM_DELIVER
+
+    w = fresh(3, 0)
+    craft(w, 0, epoch=1)
+    timeout(w, 0)                       # Prospective of epoch 1, not voted
+    send(w, 0, 2)                       # its pre-vote request to node 2, in flight
+    timeout(w, 1, F_NOPV)               # node 1: Candidate of epoch 1
+    send(w, 1, 0, F_NOPV)
+    w.node[INTENT, 0] = 0               # (the timed chooser would have read them)
+    c = alloc_clock(3, timing_params(ElectConfig(voters=(3,))))
+    c.t[NOW] = 1_000_000
+    c.node[PREV_ROLE, 0] = PROSPECTIVE
+    c.node[DL_TIMER, 0] = c.node[ELECTION_AT, 0] = 1_100_000
+    c.pair[NEXT_TRY, 0, 2] = 3_000_000  # the pre-vote request's timeout
+    k = msgs(w, VOTE_REQUEST, 1, 0)[0]
+    timed_act(w, c, FAM_DELIVER, k, 0, np.zeros((1, 4), np.int64), F_TIMED)
+    assert (w.node[ROLE, 0], w.node[EPOCH, 0], w.node[VOTED_ID, 0]) == (PROSPECTIVE, 1, 1)
+    assert 2_000_000 <= c.node[DL_TIMER, 0] < 3_000_000 == c.pair[NEXT_TRY, 0, 2]
+
+
 @pytest.mark.parametrize("position, total, ms", [
     (0, 3, 0),      # first in the list: at once
     (1, 3, 250),    # (1000 >> (3 - 1)) << (2 - 1)
