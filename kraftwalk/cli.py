@@ -8,6 +8,7 @@ one stderr line and exit 2.
 """
 from __future__ import annotations
 
+import errno
 from typing import Annotated, Any, NoReturn, Optional
 
 import typer
@@ -22,6 +23,10 @@ try:  # newer typer vendors its own copy of click; its exceptions are what it ra
     from typer._click import exceptions as _cx
 except ImportError:  # older typer runs on click itself
     from click import exceptions as _cx
+
+# Errors that say a path the user gave cannot name a file on any machine: a component
+# too long for the file system, or a file where a folder has to be.
+BAD_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ENOTDIR})
 
 # click < 8.2 shows help for a bare group without raising; `except ()` matches nothing.
 _NO_ARGS_IS_HELP: Any = getattr(_cx, "NoArgsIsHelpError", ())
@@ -68,8 +73,11 @@ class KraftwalkGroup(TyperGroup):
             fail(err)
         except RunError as err:
             fail(err, EXIT_RUN_ERROR)
-        except OSError as err:  # the machine, not the input: a full disk, a vanished folder
+        except OSError as err:
             where = f" {err.filename}" if getattr(err, "filename", None) else ""
+            if err.errno in BAD_PATH_ERRNOS:  # the path given, not the machine: bad input
+                fail(f"bad path{where}: {err.strerror or err}")
+            # the machine, not the input: a full disk, a vanished folder
             fail(f"cannot read or write{where}: {err.strerror or err}", EXIT_RUN_ERROR)
         except _cx.ClickException as err:
             _fail_click(err)

@@ -73,6 +73,15 @@ def test_folder_that_is_a_file(no_work, afile, command):
 
 
 @pytest.mark.parametrize("command", FOLDER_COMMANDS)
+def test_folder_whose_name_no_file_system_takes(no_work, tmp_path, command):
+    """A component longer than the file system allows (ENAMETOOLONG) is a bad path: bad
+    input, exit 2, not a machine failure."""
+    path = tmp_path / ("x" * 300) / "out"
+    one_line(invoke(FOLDER_COMMANDS[command](str(path))), 2, "bad path", "File name too long")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", FOLDER_COMMANDS)
 def test_unwritable_folder(no_work, command):
     one_line(invoke(FOLDER_COMMANDS[command](UNWRITABLE)), 2, UNWRITABLE, "cannot write")
 
@@ -87,7 +96,7 @@ def file_commands(run):
 
 
 @pytest.mark.parametrize("command", ["replay --itf", "shrink --itf", "plot --out"])
-@pytest.mark.parametrize("kind", ["under a file", "a folder", "unwritable"])
+@pytest.mark.parametrize("kind", ["under a file", "a folder", "unwritable", "name too long"])
 def test_bad_output_files(run_dir, afile, tmp_path, monkeypatch, command, kind):
     # the work (replaying, shrinking, plotting) must not start: make it fail if it does
     import kraftwalk.storage.plots
@@ -100,9 +109,9 @@ def test_bad_output_files(run_dir, afile, tmp_path, monkeypatch, command, kind):
                       (kraftwalk.storage.plots, "plot_run")):
         monkeypatch.setattr(mod, name, boom)
     path = {"under a file": str(afile / "x.out"), "a folder": str(tmp_path),
-            "unwritable": UNWRITABLE}[kind]
-    one_line(invoke(file_commands(run_dir)[command](path)), 2, path.split("/")[-2]
-             if kind == "under a file" else path)
+            "unwritable": UNWRITABLE, "name too long": str(tmp_path / ("x" * 300) / "t.out")}[kind]
+    fragment = {"under a file": path.split("/")[-2], "name too long": "File name too long"}
+    one_line(invoke(file_commands(run_dir)[command](path)), 2, fragment.get(kind, path))
 
 
 def test_output_file_folders_are_created(run_dir, tmp_path):
@@ -119,6 +128,9 @@ def test_output_file_folders_are_created(run_dir, tmp_path):
     (["replay", "RUN", "--walk", "-1"], ["--walk", "got -1"]),
     (["bench", "--memory-walks", "0"], ["--memory-walks", "got 0"]),
     (["bench", "--seconds", "0.5"], ["--seconds", "got 0.5"]),
+    (["bench", "--seconds", "nan"], ["--seconds", "a finite number", "got nan"]),
+    (["bench", "--seconds", "inf"], ["--seconds", "a finite number", "got inf"]),
+    (["hunt", "--all", "--duration", "nan"], ["--duration", "a finite number", "got nan"]),
     (["hunt", "--all", "--name", ""], ["--name ''"]),
     (["hunt", "--all", "--name", "../x"], ["--name '../x'"]),
     (["hunt", "--all", "--seeds", "0"], ["--seeds", "got 0"]),
