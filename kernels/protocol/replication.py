@@ -186,7 +186,7 @@ def handle_fetch_request(w, s, features):
     div_epoch = -1
     div_end = -1
     snapshot = False
-    if features & SNAPSHOTS and fetch_needs_snapshot(w, i, off, lfe):
+    if features & SNAPSHOTS and fetch_needs_snapshot(w, i, off, lfe, features):
         valid = False
         snapshot = True
     elif off != 0:

@@ -7,8 +7,10 @@ fetch offset the leader can no longer serve from its log gets the leader's lates
 snapshot id in the FetchResponse, downloads it with FetchSnapshot and replaces its
 log with it (truncateToLatestSnapshot). A node keeps two snapshot ids: the earliest,
 at its log start (``LOG_START``/``START_EPOCH``), and the latest (``SNAP_END``/
-``SNAP_EPOCH``); Kafka keeps every one in between too, but only these two are ever
-read (validateOffsetAndEpoch, a FetchResponse's snapshot id, truncateToLatestSnapshot).
+``SNAP_EPOCH``), and before its log is cleaned the epoch of the first snapshot it took
+(``FIRST_SNAP_EPOCH``, Kafka's earliest snapshot then, which validateOffsetAndEpoch
+reads); Kafka keeps every one in between too, which only a FetchSnapshot for one of
+them would read (the ``snapshots_kept`` difference).
 
 The model's state machine is its log, so a snapshot's content is the log prefix it
 covers: entries below ``SNAP_END`` stay in the log arrays (and their prefix hashes)
@@ -21,14 +23,15 @@ steps.
 from ..jit import kernel
 
 from ..state.coverage import reach
-from ..features import DISK_LOSS, MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS
+from ..features import DISK_LOSS, MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, RECONFIG, SNAPSHOTS
 from ..state.layout import (
     DIR, F_REPLICA_DIR,
     C_NEXT_CORR, DIRTY_FROM, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, ERR_NONE, ERR_SNAPSHOT_NOT_FOUND,
     FETCHING_END, FETCHING_EPOCH, FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FLUSHED_END, FOLLOWER, F_CORR, F_DST, F_EPOCH, F_ERROR, F_LEADER, F_RECORDS,
     F_REQ_SNAPSHOT_END, F_REQ_SNAPSHOT_EPOCH, F_SNAPSHOT_COUNT, F_SNAPSHOT_END,
     F_SNAPSHOT_EPOCH, F_SRC, GN_LOADED, HW, INFLIGHT, LEADER_ID, LOG_END, LOG_HASH,
-    LOG_START, ROLE, SNAP_END, SNAP_EPOCH, START_EPOCH, S_SNAPSHOTS, S_SNAPSHOTS_LOADED, UP,
+    FIRST_SNAP_EPOCH, LOG_START, ROLE, SNAP_END, SNAP_EPOCH, START_EPOCH, S_SNAPSHOTS,
+    S_SNAPSHOTS_LOADED, UP,
     T_SNAPSHOT_LOADED, I_FETCH_RESET,
 )
 from ..state.log import entry_hash, last_epoch, prefix_hash
@@ -65,6 +68,8 @@ def create_snapshot(w, i, features):
     off = snapshot_offset(w, i, features)
     w.node[SNAP_END, i] = off
     w.node[SNAP_EPOCH, i] = w.log[ENTRY_EPOCH, i, off - 1]
+    if w.node[LOG_START, i] == 0 and w.node[FIRST_SNAP_EPOCH, i] == 0:
+        w.node[FIRST_SNAP_EPOCH, i] = w.node[SNAP_EPOCH, i]  # kept until the log is cleaned
     w.scal[S_SNAPSHOTS] += 1
 
 
@@ -113,18 +118,21 @@ def truncate_to_latest_snapshot(w, i):
 
 # ---------------------------------------------------------------- the leader's answer
 @kernel
-def fetch_needs_snapshot(w, i, off, lfe):
+def fetch_needs_snapshot(w, i, off, lfe, features):
     """Does leader i answer a Fetch at (off, lfe) with its latest snapshot id? A fetch
     from an empty log (offset 0) whenever it has a snapshot (tryCompleteFetchRequest,
     KAFKA-15078: cheaper than the log from its start, every release); otherwise
-    validateOffsetAndEpoch's SNAPSHOT case: it has cleaned its log (a snapshot at its
-    log start) and the fetch offset is below the log start, or at it with another
-    epoch, or the last fetched epoch is below the snapshot's."""
+    validateOffsetAndEpoch's SNAPSHOT case against its earliest snapshot: the fetch
+    offset is below the log start, or at it with another epoch, or the last fetched
+    epoch is below the earliest snapshot's. Before the log is cleaned the earliest is
+    the first snapshot taken; with a dynamic quorum (voter changes, KIP-853) it is the
+    bootstrap snapshot 0-0 that formatting wrote, which no epoch is below."""
     if off == 0 and w.node[SNAP_END, i] > 0:
         return True
     start = w.node[LOG_START, i]
     if start == 0:
-        return False
+        first = w.node[FIRST_SNAP_EPOCH, i]
+        return not features & RECONFIG and first > 0 and lfe < first
     se = w.node[START_EPOCH, i]
     return off < start or (off == start and lfe != se) or lfe < se
 

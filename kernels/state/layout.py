@@ -45,6 +45,8 @@ node    int32 [NODE_FIELDS, N]                         per-node fields
   START_EPOCH   that snapshot's epoch (of the last entry it covers), 0 none (persistent)
   SNAP_END      end offset of the latest snapshot, 0 none (persistent; KIP-630)
   SNAP_EPOCH    its epoch, 0 none (persistent)
+  FIRST_SNAP_EPOCH  while the log starts at 0: the epoch of the earliest snapshot kept (the
+                first one taken), 0 none (persistent; validateOffsetAndEpoch reads it)
   FETCHING_END  follower: end offset of the snapshot it is fetching (FetchSnapshot), 0 none
   FETCHING_EPOCH  that snapshot's epoch
   GN_PREV_SNAP_END  ghost: SNAP_END after the previous step (SnapshotMonotonic)
@@ -183,7 +185,8 @@ DIR = 34
 VOTER_DIRS = 35
 SELF_VOTER = 36
 VOTED_DIR = 37
-NODE_FIELDS = 38
+FIRST_SNAP_EPOCH = 38
+NODE_FIELDS = 39
 
 # ---- timer intents (bits of INTENT) ---------------------------------------------------
 I_ROLE = 1            # entered a role (or crashed / restarted): start its timers afresh

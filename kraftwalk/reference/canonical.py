@@ -15,7 +15,8 @@ from kraftwalk.kernels.state.layout import CANDIDATE, FOLLOWER, LEADER, PROSPECT
 NODE_FIELDS = (
     "up", "role", "epoch", "voted_id", "leader_id", "log", "flushed_end", "hw", "granted",
     "rejected", "has_fetched", "epoch_start", "fetched", "acked", "preferred", "links",
-    "inflight", "replica_end", "log_start", "start_epoch", "latest", "fetching", "voters",
+    "inflight", "replica_end", "log_start", "start_epoch", "latest", "first_snapshot_epoch",
+    "fetching", "voters",
     "dir", "voted_dir", "replica_dir", "voter_dirs",
 )
 
@@ -26,7 +27,8 @@ def _ids(s) -> tuple:
 
 def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, granted,
               rejected, has_fetched, epoch_start, fetched, acked, preferred, links, inflight,
-              replica_end, log_start=0, start_epoch=0, latest=(0, 0), fetching=None,
+              replica_end, log_start=0, start_epoch=0, latest=(0, 0), first_snapshot_epoch=0,
+              fetching=None,
               voters=(), voters_at=-1, voter_count=None, dir=0, voted_dir=0,
               replica_dir=None, voter_dirs=None, self_voter=None) -> dict:
     """``fetched``/``acked``/``links`` exclude the node itself; ``preferred`` is a bool for a
@@ -52,7 +54,8 @@ def node_view(*, up, role, epoch, voted_id, leader_id, log, flushed_end, hw, gra
         "has_fetched": None, "epoch_start": None, "fetched": None, "acked": None,
         "preferred": None, "links": _ids(links), "inflight": None, "replica_end": None,
         "log_start": int(log_start), "start_epoch": int(start_epoch),
-        "latest": (int(latest[0]), int(latest[1])), "fetching": None,
+        "latest": (int(latest[0]), int(latest[1])),
+        "first_snapshot_epoch": int(first_snapshot_epoch), "fetching": None,
         "voters": (_ids(voters), int(voters_at),
                    len(voters) if voter_count is None else int(voter_count)),
         "dir": int(dir),

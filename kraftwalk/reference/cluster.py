@@ -363,6 +363,7 @@ class ReferenceCluster:
                 inflight=node.inflight,
                 replica_end=[node.replica_end.get(j, -1) for j in range(n)],
                 log_start=node.log_start, start_epoch=node.start_epoch, latest=node.latest,
+                first_snapshot_epoch=node.first_snapshot_epoch,
                 fetching=node.fetching,
                 voters=voters(self, node), voters_at=latest_voters_record(node),
                 dir=node.dir, voted_dir=node.voted_dir,

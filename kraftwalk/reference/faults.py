@@ -107,6 +107,7 @@ def lose_disk(c, node) -> None:
     node.flushed_end = 0
     node.log_start, node.start_epoch = 0, 0
     node.latest, node.snapshots = (0, 0), {}
+    node.first_snapshot_epoch = 0
     node.fetching = None
     node.epoch = 0
     node.voted_id, node.voted_dir = None, 0

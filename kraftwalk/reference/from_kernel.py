@@ -10,7 +10,7 @@ from kraftwalk.kernels.state.layout import (
     EPOCH_START, FETCHED_MASK, FLUSHED_END, FOLLOWER, GRANTED, G_COMMIT_LEN, HAS_FETCHED, HW,
     INFLIGHT, LEADER_ID, LINKS, LOG_END, N_MSGS, PREFERRED, P_NODES, REJECTED, REPLICA_END, ROLE,
     STAT_NAMES, STATS_BASE, UP, VOTED_ID, FETCHING_END, FETCHING_EPOCH, LOG_START, SNAP_END,
-    SNAP_EPOCH, START_EPOCH, VOTER_COUNT, VOTERS, VOTERS_AT, DIR, DIR_BITS, MAX_DIR,
+    FIRST_SNAP_EPOCH, SNAP_EPOCH, START_EPOCH, VOTER_COUNT, VOTERS, VOTERS_AT, DIR, DIR_BITS, MAX_DIR,
     REPLICA_DIR, SELF_VOTER, VOTED_DIR, VOTER_DIRS,
 )
 from kraftwalk.vocabulary.messages import unpack
@@ -57,6 +57,7 @@ def kernel_snapshot(w) -> dict:
             replica_end=replica_end[i],
             log_start=node[LOG_START][i], start_epoch=node[START_EPOCH][i],
             latest=(node[SNAP_END][i], node[SNAP_EPOCH][i]),
+            first_snapshot_epoch=node[FIRST_SNAP_EPOCH][i],
             fetching=(None if node[FETCHING_END][i] == 0
                       else (node[FETCHING_END][i], node[FETCHING_EPOCH][i])),
             voters=_bits(node[VOTERS][i], n), voters_at=node[VOTERS_AT][i],

@@ -135,7 +135,7 @@ def handle_fetch_request(c, msg: Message) -> None:
     lfe = msg.last_fetched_epoch
     diverging = None
     snapshot = None
-    if c.features & SNAPSHOTS and fetch_needs_snapshot(node, off, lfe):
+    if c.features & SNAPSHOTS and fetch_needs_snapshot(c, node, off, lfe):
         snapshot = node.latest   # fetch the leader's latest snapshot first
     elif off != 0:   # log.validateOffsetAndEpoch (a log starting at 0 is valid at 0)
         e, end = end_offset_for_epoch(node.log, lfe)

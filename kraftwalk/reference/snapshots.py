@@ -12,7 +12,7 @@ the earliest snapshot's content, and Fetch never serves them.
 from __future__ import annotations
 
 from kraftwalk.kernels.features import (
-    DISK_LOSS, MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, SNAPSHOTS,
+    DISK_LOSS, MUT_LEADER_LOADS_SNAPSHOT, MUT_SNAPSHOT_ABOVE_HW, RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.state.layout import (
     ERR_NONE, ERR_SNAPSHOT_NOT_FOUND, FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, FOLLOWER,
@@ -49,6 +49,8 @@ def create_snapshot(c, node) -> None:
     """createNewSnapshot at the HW, frozen at once: the node's latest snapshot."""
     end = snapshot_offset(c, node)
     node.latest = (end, node.log[end - 1][0])
+    if node.log_start == 0 and node.first_snapshot_epoch == 0:
+        node.first_snapshot_epoch = node.latest[1]   # on disk until the log is cleaned
     node.snapshots[node.latest] = tuple(node.log[:end])
     keep_held(node)
     c.stats["snapshots"] += 1
@@ -85,13 +87,16 @@ def truncate_to_latest_snapshot(c, node) -> bool:
 
 
 # ---------------------------------------------------------------- the leader's side
-def fetch_needs_snapshot(node, offset: int, last_fetched_epoch: int) -> bool:
+def fetch_needs_snapshot(c, node, offset: int, last_fetched_epoch: int) -> bool:
     """An empty log's fetch whenever the leader has a snapshot (KAFKA-15078), else
-    validateOffsetAndEpoch's SNAPSHOT case."""
+    validateOffsetAndEpoch's SNAPSHOT case against the earliest snapshot on disk: the
+    one at the log start, or before any cleaning the first one taken (with voter
+    changes, a dynamic quorum: the bootstrap snapshot 0-0, which no epoch is below)."""
     if offset == 0 and node.latest[0] > 0:
         return True
     if node.log_start == 0:
-        return False
+        first = node.first_snapshot_epoch
+        return not c.features & RECONFIG and first > 0 and last_fetched_epoch < first
     start, epoch = node.log_start, node.start_epoch
     return (offset < start or (offset == start and last_fetched_epoch != epoch)
             or last_fetched_epoch < epoch)

@@ -65,6 +65,8 @@ class Node:
     log_start: int = 0                 # the log starts at the earliest snapshot's end
     start_epoch: int = 0               # that snapshot's epoch
     latest: tuple = (0, 0)             # (end, epoch) of the latest snapshot, (0, 0) none
+    first_snapshot_epoch: int = 0      # while the log starts at 0: the epoch of the first
+                                       # snapshot taken, which Kafka keeps (0 none)
     snapshots: dict = field(default_factory=dict)   # id -> content of the ones it holds
 
     # ---- volatile: the current EpochState --------------------------------------------

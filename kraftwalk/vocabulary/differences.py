@@ -57,16 +57,15 @@ DIFFERENCES: tuple[Difference, ...] = (
         "timed walks have no voter changes today",
         "timing"),
     Difference(
-        "snapshot_offers",
-        "validateOffsetAndEpoch offers the latest snapshot to a fetch whose last fetched "
-        "epoch is below the earliest snapshot's also while the log still starts at 0 "
-        "(when that earliest snapshot is not the bootstrap one, 0-0, that KIP-853's "
-        "format writes)",
-        "before the log is cleaned such a fetch gets a diverging epoch and truncates; a "
-        "fetch at offset 0 is sent the snapshot whenever there is one, as in Kafka "
-        "(KAFKA-15078)",
-        "not yet modelled: the model keeps no earliest snapshot below its log start; "
-        "either answer ends in the same log",
+        "snapshots_kept",
+        "KafkaRaftLog keeps every snapshot it took until the log start passes it "
+        "(deleteBeforeSnapshot), and serves a FetchSnapshot for any of them",
+        "a node keeps its latest snapshot, the one at its log start and (before the log "
+        "is cleaned) the epoch of the first one; a FetchSnapshot for one that a newer one "
+        "replaced is answered SNAPSHOT_NOT_FOUND, and the follower fetches again (and "
+        "gets the newer id)",
+        "the snapshots in between are read by nothing but such a FetchSnapshot; keeping "
+        "them would grow every walk's state by a list of snapshots",
         "coverage"),
     Difference(
         "add_voter_caught_up",

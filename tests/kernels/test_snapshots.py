@@ -71,6 +71,32 @@ def test_an_empty_log_is_sent_the_snapshot_before_the_log_is_cleaned():
     assert w.node[LOG_END, 1] == 5 and w.node[FETCHING_END, 1] == 0
 
 
+def test_before_cleaning_a_fetch_older_than_the_first_snapshot_gets_the_snapshot():
+    """validateOffsetAndEpoch's third SNAPSHOT case with the log still starting at 0:
+    the earliest snapshot on disk is the first one taken, and a Fetch whose last
+    fetched epoch is below that snapshot's epoch gets the latest snapshot id (where a
+    later epoch gets records or a diverging epoch). With a dynamic quorum (voter
+    changes) the earliest is the bootstrap snapshot 0-0, so only the offset-0 rule
+    offers one. The reference model does the same (kraftwalk/reference/snapshots.py)."""
+    from conftest import F_RECONFIG, craft
+    from kraftwalk.kernels.protocol.snapshots import fetch_needs_snapshot
+    from kraftwalk.kernels.state.layout import FIRST_SNAP_EPOCH
+
+    w = committed_at_leader(3)
+    act(w, (FAM_SNAPSHOT, 0, 0), F_SNAPSHOTS)
+    assert w.node[FIRST_SNAP_EPOCH, 0] == 1      # the first snapshot: (4, epoch 1)
+    craft(w, 0, FIRST_SNAP_EPOCH=2)              # as if it had been taken in epoch 2
+    features = F_SNAPSHOTS
+    assert fetch_needs_snapshot(w, 0, 3, 1, features)       # last fetched epoch 1 < 2
+    assert not fetch_needs_snapshot(w, 0, 3, 2, features)
+    assert fetch_needs_snapshot(w, 0, 0, 0, features)       # KAFKA-15078
+    assert not fetch_needs_snapshot(w, 0, 3, 1, F_RECONFIG | F_SNAPSHOTS)
+    assert fetch_needs_snapshot(w, 0, 0, 0, F_RECONFIG | F_SNAPSHOTS)
+    act(w, (FAM_CLEAN, 0, 0), F_SNAPSHOTS)       # cleaned: the log-start snapshot rules
+    assert not fetch_needs_snapshot(w, 0, 4, 1, features)
+    assert fetch_needs_snapshot(w, 0, 3, 1, features)       # below the log start
+
+
 def test_a_lagging_follower_downloads_the_leaders_snapshot():
     w = committed_at_leader(3)
     act(w, (FAM_SNAPSHOT, 0, 0), F_SNAPSHOTS)
