@@ -9,6 +9,7 @@ throughput per cell, plotted against the grid's first numeric setting.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from kraftwalk.storage import rundir
@@ -206,8 +207,34 @@ def write_report(folder: str | Path, out: str | Path | None = None) -> Path:
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder: give a run or sweep folder")
     out = Path(out) if out is not None else folder / "report"
+    made = _first_missing(out)
     out.mkdir(parents=True, exist_ok=True)
-    if is_sweep(folder):
-        return sweep_report(folder, out)
-    return run_report(folder, out)
+    try:
+        if is_sweep(folder):
+            return sweep_report(folder, out)
+        return run_report(folder, out)
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        # a run.json or sweep.json with values of the wrong type or shape, a corrupt
+        # Parquet part (pyarrow's errors are ValueErrors): bad input, not a crash
+        _remove(made)
+        raise UsageError(f"{folder} is not a folder kraftwalk wrote, or it is damaged: "
+                         f"{type(err).__name__}: {err}") from None
+    except BaseException:
+        _remove(made)  # nothing half-written: the folders this report made go again
+        raise
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of ``path`` that does not exist yet (None: it exists)."""
+    missing = None
+    for p in (path, *path.parents):
+        if p.exists():
+            break
+        missing = p
+    return missing
+
+
+def _remove(folder: Path | None) -> None:
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 

@@ -56,3 +56,19 @@ def test_report_refuses_what_is_not_a_run(tmp_path):
     r = subprocess.run([sys.executable, "-m", "kraftwalk.cli", "report", str(tmp_path)],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "is not valid JSON" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "report").exists()   # nothing written for a refused folder
+
+
+@pytest.mark.parametrize("run_json", [
+    '{"walks": "abc", "config": {}}',            # a count that is not a number
+    '{"walks": 10, "config": ["voters"]}',       # a table that is a list
+])
+def test_a_damaged_run_json_is_bad_input_and_leaves_nothing(tmp_path, run_json):
+    (tmp_path / "run.json").write_text(run_json)
+    out = tmp_path / "new" / "deeper"
+    for args in ([str(tmp_path)], [str(tmp_path), "--out", str(out)]):
+        r = subprocess.run([sys.executable, "-m", "kraftwalk.cli", "report", *args],
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert "is damaged" in r.stderr and "Traceback" not in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json"]
