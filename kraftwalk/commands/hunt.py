@@ -74,9 +74,14 @@ def hunt(
 
     err = Console(stderr=True)
     rows: list[dict] = []
+    folder = report or Path("results")
+
+    def save(done: list[dict]) -> None:  # each finished hunt is on disk at once
+        write_results(done, summarize(done), budget, folder, name, plot=False)
+
     try:
         run_hunt(base, names, modes, list(range(first_seed, first_seed + seeds)), budget,
-                 log=lambda msg: err.print(escape(msg)), rows=rows)
+                 log=lambda msg: err.print(escape(msg)), rows=rows, on_row=save)
     except RunStopped as stop:  # keep the hunts that finished
         if rows:
             files = write_results(rows, summarize(rows), budget, report or Path("results"), name)

@@ -134,11 +134,12 @@ def hunt_variant(cfg: RunConfig) -> tuple:
 
 def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds: list[int],
          budget: float, log: Callable[[str], None] = print,
-         rows: list[dict] | None = None) -> list[dict]:
+         rows: list[dict] | None = None,
+         on_row: Callable[[list[dict]], None] | None = None) -> list[dict]:
     """Hunt every (mutation, weights mode, seed); each finished hunt is appended to
-    ``rows`` as it ends, so a stopped hunt keeps them. The mutations' kernel variants
-    are compiled first, side by side (kraftwalk.run.precompile), so the hunts' seconds
-    never include a compile."""
+    ``rows`` as it ends, and ``on_row(rows)`` saves them, so a stopped or killed hunt
+    keeps them. The mutations' kernel variants are compiled first, side by side
+    (kraftwalk.run.precompile), so the hunts' seconds never include a compile."""
     from kraftwalk.run.precompile import precompile
 
     rows = [] if rows is None else rows
@@ -147,6 +148,8 @@ def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds:
     for cfg in configs:
         row = hunt_one(cfg, budget)
         rows.append(row)
+        if on_row is not None:
+            on_row(rows)
         what = (f"{row['invariant']} after {row['walks']:,} walks, {row['steps']:,} steps, "
                 f"{row['seconds']:.2f} s" if row["found"] else
                 f"nothing in {row['steps']:,} steps, {row['seconds']:.0f} s")
@@ -194,7 +197,9 @@ def render_markdown(summary: list[dict], budget: float) -> str:
 
 
 def write_results(rows: list[dict], summary: list[dict], budget: float, folder: Path,
-                  name: str = "hunt") -> list[Path]:
+                  name: str = "hunt", plot: bool = True) -> list[Path]:
+    """NAME.parquet and NAME.md, each replaced whole (written beside, then renamed), and
+    with ``plot`` NAME.png."""
     from kraftwalk.storage.output import ParquetStream, write_text_atomic
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -207,6 +212,8 @@ def write_results(rows: list[dict], summary: list[dict], budget: float, folder: 
         out.write(table)
     md = folder / f"{name}.md"
     write_text_atomic(md, render_markdown(summary, budget))
+    if not plot:
+        return [pq, md]
     from kraftwalk.storage.plots import plot_hunt
 
     png = plot_hunt(rows, folder / f"{name}.png", budget)

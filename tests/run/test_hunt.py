@@ -55,3 +55,43 @@ def test_hunt_finds_each_voter_change_mutation():
                 ["swarm"], [0], budget=120, log=lambda m: None)
     assert all(r["found"] for r in rows), rows
     assert all(r["invariant"] == "AtMostOneUncommittedVoterSet" for r in rows), rows
+
+
+def test_a_hunt_killed_midway_keeps_every_finished_hunt(tmp_path):
+    """kill -9 of a real `kraftwalk hunt`: the hunts that finished before it are on disk
+    (NAME.parquet and NAME.md, each replaced whole as a hunt ends), readable, and a
+    prefix of the seeds in order."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import pyarrow.parquet as pq
+
+    def saved(path):  # one open file: a save that replaces it meanwhile is not mixed in
+        with open(path, "rb") as f:
+            return pq.ParquetFile(f).metadata.num_rows
+
+    out = tmp_path / "hunts"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kraftwalk.cli", "hunt", "--mutation", "double-vote",
+         "--seeds", "1000", "--duration", "30", "--workers", "1", "--out", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240   # (a cold compile comes first)
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (out / "hunt.parquet").exists() and saved(out / "hunt.parquet") >= 3:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the hunt ended before it could be killed"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    rows = pq.read_table(out / "hunt.parquet").to_pylist()
+    assert len(rows) >= 3 and all(r["found"] for r in rows)
+    assert [r["seed"] for r in rows] == list(range(len(rows)))
+    md = (out / "hunt.md").read_text()   # written with the parquet: the same hunts, or one fewer
+    assert any(f"| double-vote | swarm | {n}/{n} |" in md for n in (len(rows), len(rows) - 1))
