@@ -128,6 +128,16 @@ def enter_role(w, c, i, features):
 
 
 @kernel
+def pending_until(w, c, i):
+    """When node i's earliest unanswered request times out (INF: none is pending)."""
+    best = INF
+    for j in range(w.scal[P_NODES]):
+        if w.peer[INFLIGHT, i, j] != 0 and c.pair[NEXT_TRY, i, j] > c.t[NOW]:
+            best = min(best, c.pair[NEXT_TRY, i, j])
+    return best
+
+
+@kernel
 def poll_time(w, c, i, features):
     """When node i next has a request to send: the earliest time a target may get a
     new one. A node that fetches (Unattached or Follower) has one Fetch pending at a
@@ -137,13 +147,11 @@ def poll_time(w, c, i, features):
     tg = request_targets(w, i, features)
     if tg == 0:
         return INF
-    best = INF
     if w.node[ROLE, i] == UNATTACHED or w.node[ROLE, i] == FOLLOWER:
-        for j in range(w.scal[P_NODES]):
-            if (tg >> j) & 1 and w.peer[INFLIGHT, i, j] != 0 and c.pair[NEXT_TRY, i, j] > c.t[NOW]:
-                best = min(best, c.pair[NEXT_TRY, i, j])
+        best = pending_until(w, c, i)
         if best < INF:
             return best
+    best = INF
     for j in range(w.scal[P_NODES]):
         if (tg >> j) & 1:
             best = min(best, c.pair[NEXT_TRY, i, j])

@@ -38,12 +38,13 @@ from ..properties.liveness import (
     HEALTHY_LEADER_KEPT, check_cut_off, check_recovery_deadline, cut_off_deadline, link, violate,
 )
 from ..state.log import last_epoch
-from ..state.voters import is_voter
+from ..state.voters import is_voter, popcount
 from ..state.rng import rand_below
 from ..choosers.scenarios import (
     on_healed_links, on_restarted, on_script, progress, scenario, start_timed,
 )
-from ..choosers.timed_step import poll_time, start_backoff, timed_act
+from ..choosers.swarm import nth_set_bit
+from ..choosers.timed_step import pending_until, poll_time, start_backoff, timed_act
 from kraftwalk.vocabulary.timing import (
     SC_RANDOM_FAULTS, TP_FETCH_MAX_WAIT, TP_FETCH_TIMEOUT, TP_LOSS_BURST_DURATION,
     TP_LOSS_BURST_INTERVAL, TP_MTBF,
@@ -196,10 +197,7 @@ def send_begin_quorum_epochs(w, c, i, tg, trace, features):
 def fetch_pending(w, c, i):
     """RequestManager.hasAnyInflightRequest: a request of node i is unanswered and has
     not timed out."""
-    for j in range(w.scal[P_NODES]):
-        if w.peer[INFLIGHT, i, j] != 0 and c.pair[NEXT_TRY, i, j] > c.t[NOW]:
-            return True
-    return False
+    return pending_until(w, c, i) < INF
 
 
 @kernel
@@ -208,23 +206,12 @@ def send_fetch_to_any_bootstrap(w, c, i, boot, trace, features):
     bootstrap voter (of the mask ``boot``) from a random place in their list
     (RequestManager.findReadyBootstrapServer)."""
     now = c.t[NOW]
-    n = w.scal[P_NODES]
-    if fetch_pending(w, c, i):
-        return
-    count = 0
-    for j in range(n):
-        if (boot >> j) & 1:
-            count += 1
-    if count == 0:
+    count = popcount(boot)
+    if count == 0 or fetch_pending(w, c, i):
         return
     start = rand_below(w.scal, count)
-    for step in range(2 * n):
-        j = step % n
-        if not (boot >> j) & 1:
-            continue
-        if start > 0:
-            start -= 1
-            continue
+    for k in range(count):
+        j = nth_set_bit(boot, (start + k) % count)
         if c.pair[NEXT_TRY, i, j] <= now:
             c.pair[NEXT_TRY, i, j] = now + np.int64(c.tp[TP_REQUEST_TIMEOUT])
             timed_act(w, c, FAM_SEND, i, j, trace, features)

@@ -55,7 +55,7 @@ def prospective_transition_after_election_loss(w, i):
     if w.node[LEADER_ID, i] >= 0:
         transition_to_follower(w, i, w.node[EPOCH, i], w.node[LEADER_ID, i])
     else:
-        transition_to_unattached(w, i, w.node[EPOCH, i], -1)
+        transition_to_unattached(w, i, w.node[EPOCH, i])
 
 
 @kernel
@@ -91,7 +91,7 @@ def on_election_timeout(w, i, features):
             w.scal[S_BOUND_HIT] = BOUND_EPOCH
             reach(w, T_EPOCH_BOUND_HIT, 0)
             return
-        transition_to_unattached(w, i, w.node[EPOCH, i] + 1, -1)
+        transition_to_unattached(w, i, w.node[EPOCH, i] + 1)
 
 
 @kernel
@@ -155,7 +155,7 @@ def handle_vote_request(w, s, features):
             if w.node[ROLE, i] == LEADER:
                 w.scal[S_DISRUPTIONS] += 1
                 reach(w, T_DISRUPTION, 0)
-            transition_to_unattached(w, i, epoch, -1)
+            transition_to_unattached(w, i, epoch)
     if error == ERR_NONE and features & DISK_LOSS and m[F_VOTER_DIR] != w.node[DIR, i]:
         # "Check that the request was intended for this replica": the candidate's voter
         # set names another directory id for this id (the disk it had before).

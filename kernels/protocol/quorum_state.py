@@ -66,9 +66,10 @@ def clear_volatile(w, i):
 
 
 @kernel
-def transition_to_unattached(w, i, epoch, leader):
-    """Unattached in ``epoch`` (a leader id may be kept, as Kafka 4.0's UnattachedState
-    does after a lost pre-vote); durable; resets connections. Like Kafka's
+def transition_to_unattached(w, i, epoch):
+    """Unattached in ``epoch``, with no known leader (a new epoch has none, and the
+    one same-epoch caller, a lost pre-vote, goes to Follower instead when it knows
+    one); durable; resets connections. Like Kafka's
     transitionToUnattached it keeps the election time left of a Candidate, an
     Unattached node, a Prospective whose pre-vote was not rejected, or (from 4.0) a
     Resigned node: the timed chooser's intent."""
@@ -76,12 +77,7 @@ def transition_to_unattached(w, i, epoch, leader):
     if (r == CANDIDATE or r == UNATTACHED or r == RESIGNED
             or (r == PROSPECTIVE and not vote_rejected(w, i))):
         intend(w, i, I_KEEP_TIMER)
-    same = epoch == w.node[EPOCH, i]
     _enter_epoch(w, i, epoch)
-    if not same:
-        w.node[LEADER_ID, i] = leader
-    elif leader >= 0:
-        w.node[LEADER_ID, i] = leader
     w.node[ROLE, i] = UNATTACHED
     clear_volatile(w, i)
     reset_connections(w, i)
@@ -248,7 +244,7 @@ def maybe_transition(w, i, leader, epoch):
         if leader >= 0 and leader != i:
             transition_to_follower(w, i, epoch, leader)
         else:
-            transition_to_unattached(w, i, epoch, -1)
+            transition_to_unattached(w, i, epoch)
     elif epoch == w.node[EPOCH, i] and follows_new_leader(w, i, leader):
         transition_to_follower(w, i, epoch, leader)
 

@@ -65,7 +65,8 @@ def hunt(
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name in (".", ".."):
         fail(f"--name {name!r} must be a plain file name stem: letters, digits, '.', '_', '-'")
     base = make_config(config, uses=HUNT_KEYS, **values)
-    check_output_dir(report or Path("results"), "--out")
+    folder = report or Path("results")
+    check_output_dir(folder, "--out")
     for m in names:  # validate every name before anything runs
         make_config(None, mutation=m, snapshots=True, reconfig=True, disk_loss=True)
     for mode in modes:
@@ -74,7 +75,6 @@ def hunt(
 
     err = Console(stderr=True)
     rows: list[dict] = []
-    folder = report or Path("results")
 
     def save(done: list[dict]) -> None:  # each finished hunt is on disk at once
         write_results(done, summarize(done), budget, folder, name, plot=False)
@@ -84,12 +84,12 @@ def hunt(
                  log=lambda msg: err.print(escape(msg)), rows=rows, on_row=save)
     except RunStopped as stop:  # keep the hunts that finished
         if rows:
-            files = write_results(rows, summarize(rows), budget, report or Path("results"), name)
+            files = write_results(rows, summarize(rows), budget, folder, name)
             err.print(f"stopped by {stop}: {len(rows)} finished hunts written to "
                       + ", ".join(str(f) for f in files))
         raise typer.Exit(128 + stop.signum) from None
     summary = summarize(rows)
-    files = write_results(rows, summary, budget, report or Path("results"), name)
+    files = write_results(rows, summary, budget, folder, name)
     Console().print(render_markdown(summary, budget), soft_wrap=True)
     Console().print("written: " + ", ".join(str(f) for f in files))
 

@@ -14,10 +14,9 @@ options and hands the values over as one dict::
 
 from __future__ import annotations
 
-import math
-
 import functools
 import inspect
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -428,13 +427,13 @@ def bounded(kind: type, lo: float, hi: float | None = None):
         except (TypeError, ValueError):
             raise typer.BadParameter(f"{text!r} is not {'an integer' if kind is int else 'a number'}"
                                      ) from None
-        if not math.isfinite(value) or value < lo or (hi is not None and value > hi):
+        finite = math.isfinite(value)
+        if not finite or value < lo or (hi is not None and value > hi):
             allowed = f">= {lo:g}" if hi is None else f"between {lo:g} and {hi:g}"
             if kind is int and hi is not None:
                 allowed = f"between {int(lo)} and {int(hi)}"
-            raise typer.BadParameter(f"must be a finite number {allowed}, got {text}"
-                                     if not math.isfinite(value) else
-                                     f"must be {allowed}, got {text}")
+            raise typer.BadParameter(
+                f"must be {'' if finite else 'a finite number '}{allowed}, got {text}")
         return value
     parse.__name__ = kind.__name__
     return parse
