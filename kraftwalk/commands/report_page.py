@@ -206,6 +206,9 @@ def write_report(folder: str | Path, out: str | Path | None = None) -> Path:
     folder = Path(folder)
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder: give a run or sweep folder")
+    if _is_elect_folder(folder):  # before the report folder exists: nothing to remove
+        raise UsageError(f"{folder} is a `kraftwalk elect` folder; report takes a swarm run "
+                         f"or a sweep folder (elect wrote its tables to {folder / 'summary.md'})")
     out = Path(out) if out is not None else folder / "report"
     made = _first_missing(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -222,6 +225,15 @@ def write_report(folder: str | Path, out: str | Path | None = None) -> Path:
     except BaseException:
         _remove(made)  # nothing half-written: the folders this report made go again
         raise
+
+
+def _is_elect_folder(folder: Path) -> bool:
+    from kraftwalk.counterexamples.timed_replay import is_elect_folder
+
+    try:
+        return is_elect_folder(folder)
+    except UsageError:  # a swarm run's unreadable config.toml: report reads run.json, not it
+        return False
 
 
 def _first_missing(path: Path) -> Path | None:

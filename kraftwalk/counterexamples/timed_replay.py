@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from kraftwalk.config import RunConfig, make_config, read_toml
 from kraftwalk.errors import UsageError
 
@@ -32,8 +35,6 @@ def untimed_config(ecfg, voters: int, pre_vote: bool) -> RunConfig:
 def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
               pre_vote: bool | None, kafka: str | None = None) -> tuple[str, int, bool, int]:
     """(release, voters, pre_vote, walk): the options given, else the first violation's."""
-    import pyarrow.parquet as pq
-
     from kraftwalk.vocabulary.releases import release_of
 
     if kafka is not None:
@@ -47,10 +48,7 @@ def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
         raise UsageError(f"{run_dir} has no cell with --kafka {kafka}, --voters {voters} and "
                          f"pre-vote {pre_vote}; it ran {ecfg.cells()}")
     if walk is None:
-        f = run_dir / "violations.parquet"
-        rows = pq.read_table(f).to_pylist() if f.is_file() else []
-        for r in rows:  # a folder written before elect ran several releases: its one
-            r.setdefault("kafka", ecfg.kafka[0])
+        rows = violation_rows(run_dir, ecfg)
         rows = [r for r in rows if (r["kafka"], r["voters"], r["pre_vote"]) in cells]
         if not rows:
             raise UsageError(f"{run_dir} recorded no violation there; give --walk N")
@@ -64,6 +62,43 @@ def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
         raise UsageError(f"{run_dir} ran several cells ({cells}); say which with --kafka, "
                          "--voters and --pre-vote on|off")
     return (*cells[0], walk)
+
+
+# the columns of an elect folder's violations.parquet that pick_cell reads, as it needs them
+VIOLATION_COLUMNS = {"kafka": pa.string(), "voters": pa.int64(), "pre_vote": pa.bool_(),
+                     "walk": pa.int64()}
+
+
+def violation_rows(run_dir: Path, ecfg) -> list[dict]:
+    """The rows of ``run_dir``'s violations.parquet; a file that is gone, unreadable, or
+    lacks a column (or has one of a type or value no cast makes right) is a one-line
+    UsageError naming it: replay and shrink pick their walk from it."""
+    from kraftwalk.storage.rundir import read_file
+
+    f = run_dir / "violations.parquet"
+    if not f.is_file():  # elect writes it once a cell has finished, empty if none violated
+        raise UsageError(f"{run_dir} has no violations.parquet; give --walk N")
+    t = read_file(f)
+    if "kafka" not in t.column_names:  # a folder written before elect ran several releases
+        t = t.append_column("kafka", pa.array([ecfg.kafka[0]] * t.num_rows, pa.string()))
+    missing = [c for c in VIOLATION_COLUMNS if c not in t.column_names]
+    if missing:
+        raise UsageError(f"{f} has no column {', '.join(missing)}: it is not a violations "
+                         "file kraftwalk elect wrote")
+    cols = {}
+    for c, typ in VIOLATION_COLUMNS.items():  # "3" makes a walk; "walk-3" does not
+        try:
+            cols[c] = t.column(c).cast(typ)
+        except (pa.ArrowException, ValueError) as e:
+            raise UsageError(f"{f}: column {c} is {t.schema.field(c).type}, not {typ} "
+                             f"({' '.join(str(e).split())[:200]})") from None
+    t = pa.table(cols)
+    if any(t.column(c).null_count for c in VIOLATION_COLUMNS):
+        raise UsageError(f"{f} has rows without a kafka, voters, pre_vote or walk value")
+    walks = t.column("walk")
+    if t.num_rows and (pc.min(walks).as_py() < 0 or pc.max(walks).as_py() >= ecfg.walks):
+        raise UsageError(f"{f} names walks outside the run's 0..{ecfg.walks - 1}")
+    return t.to_pylist()
 
 
 def record_timed(run_dir: str | Path, walk: int | None = None, voters: int | None = None,

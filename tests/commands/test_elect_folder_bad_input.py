@@ -1,0 +1,121 @@
+"""A `kraftwalk elect` folder whose violations.parquet is damaged (garbage, cut in
+half, empty, columns missing or of the wrong type) or gone: replay and shrink say so in
+one stderr line naming the file, exit 2, never a traceback. report takes no elect
+folder at all: it says so (one line, exit 2) and leaves no report/ folder behind."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from kraftwalk.cli import app
+
+runner = CliRunner()
+VIOLATIONS = "violations.parquet"
+
+
+def _truncate(f):
+    f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+
+
+def _drop_columns(f):
+    pq.write_table(pq.read_table(f).drop_columns(["voters", "walk"]), f)
+
+
+def _walk_as_text(f):
+    t = pq.read_table(f)
+    walks = pa.array([f"walk-{w}" for w in t.column("walk").to_pylist()])
+    pq.write_table(t.set_column(t.column_names.index("walk"), "walk", walks), f)
+
+
+DAMAGE = {
+    "garbage": lambda f: f.write_bytes(b"not parquet \x00\x01\x02" * 40),
+    "truncated": _truncate,
+    "empty": lambda f: f.write_bytes(b""),
+    "missing columns": _drop_columns,
+    "wrong column type": _walk_as_text,
+}
+# what the one line says besides the file's path
+SAYS = {"garbage": "not a readable", "truncated": "not a readable", "empty": "not a readable",
+        "missing columns": "no column voters, walk", "wrong column type": "column walk"}
+
+
+@pytest.fixture(scope="module")
+def elect_dir(tmp_path_factory):
+    """The run tests/counterexamples/test_timed_shrink.py makes (the same compiled
+    variant): 12 walks, one cell, the no-check-quorum bug, so violations.parquet has
+    rows and replay gets as far as reading it."""
+    out = tmp_path_factory.mktemp("elect") / "run"
+    r = runner.invoke(app, ["elect", "--scenario", "random-faults", "--mutation",
+                            "no-check-quorum", "--voters", "3", "--pre-vote", "on", "--walks",
+                            "12", "--workers", "1", "--seed", "3", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert pq.read_table(out / VIOLATIONS).num_rows > 0
+    return out
+
+
+@pytest.fixture
+def damaged(elect_dir, tmp_path, request):
+    run = tmp_path / "run"
+    shutil.copytree(elect_dir, run)
+    if request.param == "gone":
+        (run / VIOLATIONS).unlink()
+    elif request.param != "intact":
+        DAMAGE[request.param](run / VIOLATIONS)
+    return run
+
+
+def one_line(result, *fragments):
+    assert "Traceback" not in result.output, result.output
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    lines = [x for x in result.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("kraftwalk: error: "), result.stderr
+    for f in fragments:
+        assert f in lines[0], lines[0]
+    return lines[0]
+
+
+COMMANDS = {"replay": ["replay"], "replay --shrink": ["replay", "--shrink"],
+            "shrink": ["shrink", "--quiet"]}
+
+
+@pytest.mark.parametrize("damaged", sorted(DAMAGE), indirect=True)
+@pytest.mark.parametrize("command", COMMANDS)
+def test_replay_and_shrink_name_the_damaged_violations_file(damaged, command, request):
+    kind = request.node.callspec.params["damaged"]
+    res = runner.invoke(app, [*COMMANDS[command], str(damaged)], env={"COLUMNS": "200"})
+    one_line(res, str(damaged / VIOLATIONS), SAYS[kind])
+
+
+@pytest.mark.parametrize("damaged", ["gone"], indirect=True)
+@pytest.mark.parametrize("command", COMMANDS)
+def test_replay_and_shrink_without_a_violations_file_ask_for_a_walk(damaged, command):
+    res = runner.invoke(app, [*COMMANDS[command], str(damaged)], env={"COLUMNS": "200"})
+    one_line(res, str(damaged), VIOLATIONS, "--walk N")
+
+
+@pytest.mark.parametrize("damaged", ["intact", "garbage", "truncated", "missing columns", "gone"],
+                         indirect=True)
+def test_report_refuses_an_elect_folder_and_leaves_no_report_folder(damaged):
+    res = runner.invoke(app, ["report", str(damaged)], env={"COLUMNS": "200"})
+    one_line(res, str(damaged), "kraftwalk elect", "summary.md")
+    assert not (damaged / "report").exists()
+
+
+@pytest.mark.parametrize("damaged", ["garbage"], indirect=True)
+def test_a_real_process_prints_one_line_and_no_traceback(damaged):
+    """The CLI as a user runs it: stderr is exactly the one line, exit 2."""
+    proc = subprocess.run([sys.executable, "-m", "kraftwalk.cli", "replay", str(damaged)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "200"})
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kraftwalk: error: "), proc.stderr
+    assert str(damaged / VIOLATIONS) in lines[0]
