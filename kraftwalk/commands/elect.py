@@ -76,6 +76,7 @@ def elect(
     write per-walk Parquet, a summary and a CDF plot."""
     from kraftwalk.config import new_run_id
     from kraftwalk.elect_config import make_elect_config, parse_timing, pre_vote_values
+    from kraftwalk.storage.lock import hold
     from kraftwalk.storage.paths import make_new_folder
 
     cfg = make_elect_config(
@@ -104,8 +105,10 @@ def elect(
             bar.update(task, description="running timed walks")
 
         try:
-            precompile(elect_variants(cfg), n_workers)  # the variants side by side
-            result = run_elect(cfg, folder, n_workers, lambda n: bar.advance(task, n), on_cell)
+            with hold(folder, "elect"):  # one writer: two elects started on one --out
+                precompile(elect_variants(cfg), n_workers)  # the variants side by side
+                result = run_elect(cfg, folder, n_workers, lambda n: bar.advance(task, n),
+                                   on_cell)
         except RunStopped as stop:
             bar.stop()
             err.print(f"stopped by {stop}: finished cells summarized in {folder}")
