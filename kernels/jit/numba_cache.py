@@ -35,6 +35,19 @@ def cache_dir(mode: str) -> str:
     import llvmlite
     import numba
 
+    h = _sources_digest().copy()
+    h.update(f"{numba.__version__} {llvmlite.__version__} {mode}".encode())
+    return os.path.join(cache_root(), "numba-" + h.hexdigest()[:16])
+
+
+def kernel_sources_hash() -> str:
+    """SHA-256 of every kernel source file and the vocabulary they take their ids from:
+    what the compiled walks are made of (a run records it, kraftwalk/run/fingerprint.py)."""
+    return _sources_digest().hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _sources_digest():
     import kraftwalk.vocabulary
 
     h = hashlib.sha256()
@@ -43,8 +56,7 @@ def cache_dir(mode: str) -> str:
         for path in sorted(folder.rglob("*.py")):
             h.update(path.relative_to(folder.parent).as_posix().encode())
             h.update(path.read_bytes())
-    h.update(f"{numba.__version__} {llvmlite.__version__} {mode}".encode())
-    return os.path.join(cache_root(), "numba-" + h.hexdigest()[:16])
+    return h
 
 
 @contextmanager

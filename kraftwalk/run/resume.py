@@ -17,23 +17,23 @@ from typing import Any
 import numpy as np
 
 from kraftwalk.storage import rundir
-from kraftwalk.config import RunConfig, fields_of, make_config, option_name
+from kraftwalk.config import RunConfig, make_config, option_name
 from kraftwalk.errors import UsageError
-
-# Options a resumed run may change: where and how walks run, none of what they do.
-FREE_ON_RESUME = fields_of("execution")
+from kraftwalk.run import fingerprint
+from kraftwalk.run.fingerprint import FREE_ON_RESUME
+from kraftwalk.storage.lock import refuse_if_held
 
 
 def resume_config(run_dir: str | Path, given: dict[str, Any]) -> RunConfig:
     """The config of the run in ``run_dir`` with the harmless options in ``given``
-    applied; any other option in ``given`` that differs is a usage error."""
+    applied; any other option in ``given`` that differs is a usage error, and so is a
+    config.toml edited since the run started (:func:`check_unchanged`)."""
     run = Path(run_dir)
     if not (run / rundir.CONFIG).is_file():
         raise UsageError(f"--resume {run_dir}: not a run folder (it has no {rundir.CONFIG})")
+    refuse_if_held(run, "--resume")
     cfg = make_config(str(run / rundir.CONFIG))
-    pid = running_pid(run)
-    if pid is not None:
-        raise UsageError(f"--resume {run_dir}: the run is still running (pid {pid}); stop it first")
+    check_unchanged(rundir.layout(run), cfg)
     changes = {}
     for name, value in given.items():
         if value is None or name == "out":
@@ -51,28 +51,12 @@ def resume_config(run_dir: str | Path, given: dict[str, Any]) -> RunConfig:
     return dataclasses.replace(cfg, out=str(run), **changes)
 
 
-def running_pid(run: Path, status_file: str = rundir.RUN_JSON) -> int | None:
-    """The pid of the process still running the run (or sweep: its ``status_file``), if
-    that file names a live one."""
-    import os
-
-    try:
-        meta = json.loads((run / status_file).read_text())
-        pid = int(meta["pid"]) if meta.get("status") == "running" else None
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return None
-    if pid is None or pid == os.getpid():
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid
-    stat = Path(f"/proc/{pid}/stat")
-    if stat.is_file() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
-        return None  # a zombie (its parent has not reaped it): not running
-    return pid
+def check_unchanged(lay: rundir.Layout, cfg: RunConfig) -> None:
+    """Refuse to resume a run (or a sweep's cell) whose run.json records another
+    fingerprint than ``cfg`` and this kraftwalk's (:mod:`kraftwalk.run.fingerprint`)."""
+    status = lay.root / rundir.RUN_JSON
+    fingerprint.check(lay.root, status, fingerprint.of_run(cfg),
+                      status.exists() or rundir.walks_saved(lay) > 0)
 
 
 def _shown(value: Any) -> str:

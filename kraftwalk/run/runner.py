@@ -32,7 +32,9 @@ from kraftwalk.storage.coverage import Coverage
 from kraftwalk.errors import RunStopped
 from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 from kraftwalk.storage.output import write_json_atomic, write_table_atomic, write_text_atomic
+from kraftwalk.storage.lock import hold
 from kraftwalk.storage.paths import make_new_folder
+from kraftwalk.run import fingerprint
 from kraftwalk.run.signals import deferred, stop_on_signals
 from kraftwalk.storage.tables import (
     histogram_table, names, tally, violation_dicts, violations_table, walks_table,
@@ -88,6 +90,10 @@ class RunSaver:
         if not rundir.parts(lay, self.dataset):
             # Empty parts first, so even a run stopped at once is a readable dataset.
             self._write(0, 0, [], [], Coverage())
+        elif coverage is not None:
+            # A resumed run's aggregate, from the parts it is the sum of: a kill -9
+            # between a range's walks part and the aggregate left it a range behind.
+            self._write_coverage()
 
     def _write(self, first: int, end: int, chunks: list, viols: list, cover: Coverage) -> None:
         """Save walks [first, end): the violations and coverage parts, then the walks
@@ -106,6 +112,9 @@ class RunSaver:
         rundir.write_part(self.lay, rundir.COVERAGE, first, end, cover.table())
         rundir.write_part(self.lay, self.dataset, first, end, walks)
         self.coverage.merge(cover)
+        self._write_coverage()
+
+    def _write_coverage(self) -> None:
         write_table_atomic(self.lay.root / rundir.COVERAGE_FILE, self.coverage.table())
 
     def add(self, first: int, stats: np.ndarray, viol: np.ndarray, weights: np.ndarray,
@@ -124,12 +133,15 @@ class RunSaver:
         """Save the walks collected since the last save as one part."""
         if self.end == self.first:
             return
-        self._write(self.first, self.end, self.walks, self.viols, self.pending_cover)
-        self.pending_cover = Coverage()
-        self.saved += self.end - self.first
-        self.first = self.end
-        self.walks, self.viols = [], []
-        self.last = time.monotonic()
+        # All of it or none: a signal inside would have the stop's own save write the
+        # range again and count its coverage twice.
+        with deferred():
+            self._write(self.first, self.end, self.walks, self.viols, self.pending_cover)
+            self.pending_cover = Coverage()
+            self.saved += self.end - self.first
+            self.first = self.end
+            self.walks, self.viols = [], []
+            self.last = time.monotonic()
 
 
 def _now() -> str:
@@ -146,13 +158,25 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
     ``layout`` places the datasets elsewhere (a sweep's cells). A signal (SIGINT,
     SIGTERM, SIGHUP) stops the run: every finished chunk is saved, run.json says how it
     ended, and :class:`RunStopped` carrying the summary is raised."""
-    from kraftwalk.run.resume import previous_seconds, saved_totals
-
     check_backend(cfg)
     cfg = cfg.with_out()
+    if layout is not None:  # a sweep's cell: the sweep holds the lock of its folder
+        return _run_swarm(cfg, progress, on_phase, resume, layout)
+    if not resume:
+        make_new_folder(cfg.out, "run folder")
+    with hold(cfg.out, "swarm", "--resume" if resume else "--out"):
+        return _run_swarm(cfg, progress, on_phase, resume,
+                          rundir.Layout(Path(cfg.out), Path(cfg.out)))
+
+
+def _run_swarm(cfg: RunConfig, progress: Progress | None,
+               on_phase: Callable[[str], None] | None, resume: bool,
+               lay: rundir.Layout) -> dict:
+    from kraftwalk.run.resume import check_unchanged, previous_seconds, saved_totals
+
     run_id = cfg.run_id
-    lay = layout or rundir.Layout(Path(cfg.out), Path(cfg.out))
     if resume:
+        check_unchanged(lay, cfg)  # again, now that no one else can write the folder
         rundir.remove_leftovers(lay)
         start = rundir.saved_prefix(lay)
         prior = saved_totals(lay, cfg.walk_stats == "histogram") if start else {}
@@ -160,7 +184,6 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
                     if rundir.has_dataset(lay, rundir.COVERAGE) else None)
         prior_seconds = previous_seconds(lay)
     else:
-        make_new_folder(cfg.out, "run folder")
         start, prior, prior_seconds, coverage = 0, {}, 0.0, None
     out = lay.root
     write_text_atomic(out / rundir.CONFIG, cfg.to_toml())
@@ -179,6 +202,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
              **prior, **lay.meta()}
     if resume:
         state["resumed_at_walk"] = start
+    walks_made_by = fingerprint.of_run(cfg)
     session = {"walks": 0, "steps": 0}  # this process's share, for the rates
     started = time.monotonic()
 
@@ -201,7 +225,7 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
         }
         write_json_atomic(out / rundir.RUN_JSON, {
             **summary, "config": cfg.to_dict(), "features": features, "versions": versions(),
-            "cpu_count": os.cpu_count()})
+            "cpu_count": os.cpu_count(), fingerprint.KEY: walks_made_by})
         return summary
 
     def take(first, stats, viol, weights, reach, counts) -> None:
@@ -257,6 +281,8 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
                 finally:
                     chunks.close()
             saver.save()
+            with deferred():  # a stop now still finds run.json whole
+                finished = record("finished", signal=None)
         except RunStopped as stop:
             if saver is not None:
                 saver.save()
@@ -275,4 +301,4 @@ def run_swarm(cfg: RunConfig, progress: Progress | None = None,
                 finally:
                     record("failed", error=" ".join(f"{type(e).__name__}: {e}".split()))
             raise
-    return record("finished", signal=None)
+    return finished

@@ -37,7 +37,9 @@ from kraftwalk.errors import RunStopped, UsageError
 from kraftwalk.storage.output import (
     markdown_table, write_json_atomic, write_table_atomic, write_text_atomic,
 )
+from kraftwalk.storage.lock import hold, refuse_if_held
 from kraftwalk.storage.paths import make_new_folder
+from kraftwalk.run import fingerprint
 from kraftwalk.run.signals import deferred
 from kraftwalk.sweep_spec import Cell, SweepSpec, cell_dir, load_sweep, value_text
 
@@ -138,15 +140,19 @@ NEW_SWEEP = ("sweep folder", " (or continue a stopped sweep with --resume)")
 
 
 def resume_spec(out: Path) -> SweepSpec:
-    """The spec of the sweep in ``out``, refused while another process still runs it."""
+    """The spec of the sweep in ``out``, refused while another process still runs it
+    or when its sweep.toml was edited since it started."""
     if not (out / SWEEP_FILE).is_file():
         raise UsageError(f"--resume {out}: not a sweep folder (it has no {SWEEP_FILE})")
-    from kraftwalk.run.resume import running_pid
+    refuse_if_held(out, "--resume")
+    spec = load_sweep(out / SWEEP_FILE)
+    check_unchanged(out, spec)
+    return spec
 
-    pid = running_pid(out, SWEEP_JSON)
-    if pid is not None:
-        raise UsageError(f"--resume {out}: the sweep is still running (pid {pid}); stop it first")
-    return load_sweep(out / SWEEP_FILE)
+
+def check_unchanged(out: Path, spec: SweepSpec) -> None:
+    status = out / SWEEP_JSON
+    fingerprint.check(out, status, fingerprint.of_sweep(spec), status.exists())
 
 
 def _drop_cell(out: Path, cell: Cell) -> None:
@@ -176,24 +182,34 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
     starts, "finished", or "skipped" when it had finished before a resume);
     ``progress`` and ``on_phase`` go to each cell's run (:func:`kraftwalk.run.runner.run_swarm`).
     A signal stops the sweep after saving the running cell's finished chunks;
-    :class:`RunStopped` carries the sweep's dict."""
+    :class:`RunStopped` carries the sweep's dict. The sweep holds its folder's lock
+    (:mod:`kraftwalk.storage.lock`) while it runs."""
+    out = Path(out)
+    if not resume:
+        make_new_folder(out, *NEW_SWEEP)
+    with hold(out, "sweep", "--resume" if resume else "--out"):
+        return _run_sweep(spec, out, resume, on_cell, progress, on_phase)
+
+
+def _run_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell: OnCell | None,
+               progress, on_phase) -> dict:
     from kraftwalk.run.backends import backend_session
     from kraftwalk.run.precompile import distinct_variants, precompile, swarm_variant
     from kraftwalk.run.runner import run_swarm
 
-    out = Path(out)
     cells = spec.cells()
     if resume:
+        check_unchanged(out, spec)  # again, now that no one else can write the folder
         for p in out.glob(rundir.TMP_PREFIX + "*"):
             p.unlink(missing_ok=True)
     else:
-        make_new_folder(out, *NEW_SWEEP)
         write_text_atomic(out / SWEEP_FILE, spec.to_toml())
     grid = list(spec.grid)
     state: dict[str, Any] = {
         "status": "running", "pid": os.getpid(), "command": spec.command, "grid": spec.grid,
         "cells": len(cells), "cells_finished": 0, "walks": 0, "steps": 0, "violations": 0,
-        "started_at": _now(), "out_dir": str(out)}
+        "started_at": _now(), "out_dir": str(out),
+        fingerprint.KEY: fingerprint.of_sweep(spec)}
     rows: list[dict] = []
     started = time.monotonic()
 

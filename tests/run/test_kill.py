@@ -171,3 +171,44 @@ def test_resume_after_kills_gives_the_uninterrupted_run(tmp_path, reference):
                             text=True)
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "--voters 3; 5 would change its walks" in result.stderr
+
+
+def test_two_resumes_started_together_make_one_writer(tmp_path, reference):
+    """Two --resume of one stopped run, started at once: one continues it to the end, the
+    other is refused with one line naming the holder (exit 2), and the folder holds the
+    uninterrupted run's walks once."""
+    ref_walks, _, ref_dir = reference
+    out = tmp_path / "run"
+    args = [a if a != "100000000" else str(ref_walks.num_rows) for a in ARGS]
+    cmd = [sys.executable, "-m", "kraftwalk.cli", "swarm"]
+    proc = subprocess.Popen([*cmd, *args, "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    wait_for_saved_parts(out, proc)
+    proc.kill()
+    proc.communicate(timeout=60)
+    both = [subprocess.Popen([*cmd, "--resume", str(out), "--workers", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    results = sorted(((p.wait(timeout=300), p.communicate()[1]) for p in both),
+                     key=lambda r: r[0])
+    assert [code for code, _ in results] == [0, 2], results
+    lines = [x for x in results[1][1].splitlines() if x.strip()]
+    assert len(lines) == 1 and "is writing it" in lines[0], results[1][1]
+    assert f"pid {both[0].pid if both[1].returncode == 2 else both[1].pid}" in lines[0]
+    assert check_saved(out, reference) == ref_walks.num_rows
+    assert pq.read_table(out / rundir.COVERAGE_FILE).equals(
+        pq.read_table(ref_dir / rundir.COVERAGE_FILE))
+
+
+def test_two_runs_started_together_on_one_folder_make_one_writer(tmp_path):
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "kraftwalk.cli", "swarm", "--walks", "2000", "--depth", "100",
+           "--workers", "1", "--out", str(out)]
+    both = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    results = sorted(((p.wait(timeout=300), p.communicate()[1]) for p in both),
+                     key=lambda r: r[0])
+    assert [code for code, _ in results] == [0, 2], results
+    lines = [x for x in results[1][1].splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("kraftwalk: error: --out "), lines
+    assert rundir.walks_saved(out) == 2000

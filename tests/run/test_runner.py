@@ -29,7 +29,8 @@ def test_run_folder_files_and_summary(tmp_path):
     res = run_swarm(small(tmp_path, "a"))
     out = tmp_path / "a"
     assert sorted(p.name for p in out.iterdir()) == [
-        "config.toml", "coverage", "coverage.parquet", "run.json", "violations", "walks"]
+        ".lock", "config.toml", "coverage", "coverage.parquet", "run.json", "violations",
+        "walks"]  # .lock: kraftwalk.storage.lock
     meta = json.loads((out / "run.json").read_text())
     assert meta["status"] == "finished" and meta["walks"] == 600 == res["walks"]
     assert meta["walks_saved"] == 600 and meta["steps"] == res["steps"] > 0
@@ -185,3 +186,58 @@ def test_ray_backend_gives_the_same_walks(tmp_path):
                           mutation="double-vote"))
     assert res["walks"] == 300 and res["workers"] >= 1
     assert read(tmp_path / "loky").equals(read(tmp_path / "ray"))
+
+
+def test_resume_mends_a_coverage_aggregate_a_kill_left_behind(tmp_path):
+    """kill -9 between a range's walks part and coverage.parquet leaves the aggregate a
+    range behind; a resume rewrites it from the parts, though no walk is left to run."""
+    import pyarrow.parquet as pq
+
+    from kraftwalk.storage.coverage import Coverage
+
+    cfg = small(tmp_path, "c", flush_seconds=0)
+    run_swarm(cfg)
+    out = tmp_path / "c"
+    whole = pq.read_table(out / rundir.COVERAGE_FILE)
+    first = rundir.read_file(rundir.parts(out, rundir.COVERAGE)[1][2])
+    pq.write_table(Coverage.from_table(first).table(), out / rundir.COVERAGE_FILE)
+    assert not pq.read_table(out / rundir.COVERAGE_FILE).equals(whole)
+    run_swarm(cfg, resume=True)
+    assert pq.read_table(out / rundir.COVERAGE_FILE).equals(whole)
+
+
+def test_a_signal_inside_a_save_counts_its_range_once(tmp_path, monkeypatch):
+    """SIGTERM while a range is being saved: the save ends whole, the stop's own save
+    finds nothing left to save, and coverage.parquet is the sum of the saved parts."""
+    import os
+    import signal
+
+    import pyarrow.parquet as pq
+
+    from kraftwalk.errors import RunStopped
+    from kraftwalk.run import runner
+    from kraftwalk.run.signals import stop_on_signals
+    from kraftwalk.storage.coverage import Coverage
+
+    real, calls = runner.write_table_atomic, []
+
+    def write_and_stop(path, table):
+        calls.append(path)
+        if len(calls) == 2:  # the final save's aggregate, after its walks part
+            os.kill(os.getpid(), signal.SIGTERM)
+        real(path, table)
+
+    monkeypatch.setattr(runner, "write_table_atomic", write_and_stop)
+    cfg = small(tmp_path, "s")  # one save of every walk, at the end
+    out = tmp_path / "s"
+    with pytest.raises(RunStopped) as stop, stop_on_signals():
+        run_swarm(cfg)
+    assert stop.value.summary["status"] == "terminated"
+    saved = Coverage.from_table(rundir.read_dataset(out, rundir.COVERAGE)).table()
+    assert pq.read_table(out / rundir.COVERAGE_FILE).equals(saved)
+    assert stop.value.summary["walks_saved"] == rundir.walks_saved(out) == 600
+    monkeypatch.undo()
+    run_swarm(cfg, resume=True)
+    run_swarm(small(tmp_path, "ref"))
+    assert pq.read_table(out / rundir.COVERAGE_FILE).equals(
+        pq.read_table(tmp_path / "ref" / rundir.COVERAGE_FILE))
