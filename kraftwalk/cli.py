@@ -8,7 +8,13 @@ one stderr line and exit 2.
 """
 from __future__ import annotations
 
+if __name__ == "__main__":  # `python -m kraftwalk.cli`: signals kept from the first line
+    from kraftwalk.run.signals import keep_stops
+
+    keep_stops()
+
 import errno
+import os
 from typing import Annotated, Any, NoReturn, Optional
 
 import typer
@@ -119,5 +125,56 @@ for command in (report.plot, report.report, elect.elect, hunt.mutations,
     app.command()(command)
 
 
+def program() -> None:
+    """The program: the app, then an end no stop signal can cut. The interpreter's own
+    teardown is not left to run: there, a stop signal killed the process half torn
+    down or was lost (Python handlers no longer run, and loky's resource tracker
+    unblocks SIGINT and SIGTERM), and its leftovers made loky warn. So the local worker
+    pool is shut down and the exit handlers run here, with the stop signals still kept
+    (:func:`kraftwalk.run.signals.keep_stops`); then one that came after the command's
+    output ends the process as one during the command would, and it exits at once."""
+    import atexit
+    import signal
+    import sys
+
+    from kraftwalk.run.signals import STOP_SIGNALS, kept_after
+
+    try:
+        app(prog_name="kraftwalk")
+        code: object = 0
+    except SystemExit as done:
+        code = done.code
+    _stop_local_workers()
+    atexit._run_exitfuncs()  # joblib's temporary folders, a Dask or Ray session
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    signum = kept_after()
+    if signum is None:
+        pending = set(STOP_SIGNALS) & signal.sigpending()
+        signum = min(pending) if pending else None
+    if signum is not None:
+        typer.echo(f"kraftwalk: error: stopped by {signal.Signals(signum).name}", err=True)
+        code = 128 + signum
+    if code is not None and not isinstance(code, int):
+        typer.echo(code, err=True)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said on it
+            pass
+    os._exit(code or 0)
+
+
+def _stop_local_workers() -> None:
+    """Shut down joblib's reusable loky pool, if this process started one (an exit
+    handler would otherwise wait for its idle workers)."""
+    import sys
+
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")
+    pool = getattr(loky, "_executor", None)
+    if pool is not None:
+        pool.shutdown(wait=True, kill_workers=True)
+
+
 if __name__ == "__main__":  # `python -m kraftwalk.cli` before the package is installed
-    app(prog_name="kraftwalk")
+    program()

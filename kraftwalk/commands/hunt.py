@@ -87,6 +87,8 @@ def hunt(
             files = write_results(rows, summarize(rows), budget, folder, name)
             err.print(f"stopped by {stop}: {len(rows)} finished hunts written to "
                       + ", ".join(str(f) for f in files))
+        else:
+            err.print(f"stopped by {stop}: no hunt had finished, nothing written")
         raise typer.Exit(128 + stop.signum) from None
     summary = summarize(rows)
     files = write_results(rows, summary, budget, folder, name)

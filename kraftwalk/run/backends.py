@@ -3,7 +3,8 @@ or a Dask or Ray cluster through joblib's backends for them.
 
 Whatever runs them, chunks come back in walk order, so the files a run writes are
 the same for any backend and worker count. A local worker exits on its own when the
-process that started it is gone (a kill -9 of the run leaves no one to stop it).
+process that started it is gone (a kill -9 of the run leaves no one to stop it):
+:func:`local_pool`.
 """
 from __future__ import annotations
 
@@ -32,25 +33,35 @@ def run_walks(seed: int, first: int, count: int, params: np.ndarray,
     return (first, *run_chunk_covered(seed, first, count, params, base, swarm, features))
 
 
-_watched = False
-
-
 def _exit_when_orphaned(parent: int) -> None:
-    while True:
+    while os.getppid() == parent:
         time.sleep(0.5)
-        if os.getppid() != parent:
-            os._exit(1)
+    os._exit(1)
 
 
-def run_walks_in_worker(*args):
-    """``run_walks`` in a worker process, which first arranges to exit once its parent
-    is gone (checked twice a second by a daemon thread)."""
-    global _watched
-    if not _watched:
-        _watched = True
-        threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True,
-                         name="kraftwalk-orphan-watch").start()
-    return run_walks(*args)
+def _watch_parent(parent: int) -> None:
+    """A local worker's first act: a daemon thread that ends the worker once ``parent``
+    (the kraftwalk process) is gone, checked twice a second. Passed the parent's pid,
+    not asking for it: a worker that starts after a kill -9 of the run would take its
+    new parent, the init process, for the run."""
+    threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True,
+                     name="kraftwalk-orphan-watch").start()
+
+
+def local_pool(n_jobs: int, **kwargs):
+    """joblib's ``Parallel`` on local (loky) worker processes that each watch this
+    process from the moment they start (:func:`_watch_parent`): every pool kraftwalk
+    starts (start-up, precompile, walks, timed walks) dies with it, kill -9 included.
+    loky's own workers outlive a killed parent until their idle timeout (5 minutes)."""
+    from joblib import Parallel
+    from joblib._parallel_backends import LokyBackend
+
+    class WatchedLoky(LokyBackend):
+        def configure(self, n_jobs=1, parallel=None, **config):
+            config.update(initializer=_watch_parent, initargs=(os.getpid(),))
+            return super().configure(n_jobs=n_jobs, parallel=parallel, **config)
+
+    return Parallel(n_jobs=n_jobs, backend=WatchedLoky(), **kwargs)
 
 
 def check_backend(cfg: RunConfig) -> None:
@@ -136,13 +147,13 @@ def start_workers(cfg: RunConfig, workers: int, params: np.ndarray, features: in
     (the walks run in this process) or on a cluster (its workers are already up)."""
     if workers == 1 or cfg.backend != "loky":
         return 0.0
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
     t = time.perf_counter()
     weights = walk_weights(cfg)
     # the same n_jobs as stream_chunks: joblib reuses this pool for the walks
-    Parallel(n_jobs=workers)(delayed(run_walks_in_worker)(cfg.seed, 0, 1, params, weights, features)
-                             for _ in range(workers))
+    local_pool(workers)(delayed(run_walks)(cfg.seed, 0, 1, params, weights, features)
+                        for _ in range(workers))
     return time.perf_counter() - t
 
 
@@ -158,13 +169,15 @@ def stream_chunks(cfg: RunConfig, params: np.ndarray, features: int, workers: in
         for first, count in ranges:
             yield run_walks(cfg.seed, first, count, params, weights, features)
         return
-    tasks = (delayed(run_walks_in_worker)(cfg.seed, first, count, params, weights, features)
+    tasks = (delayed(run_walks)(cfg.seed, first, count, params, weights, features)
              for first, count in ranges)
-    n_jobs = workers if cfg.backend == "loky" else -1
     if cfg.backend == "ray":
         # joblib's Ray backend returns lists only: ordered batches of 2 chunks a worker
-        parallel = Parallel(n_jobs=n_jobs)
+        parallel = Parallel(n_jobs=-1)
         while batch := list(islice(tasks, 2 * workers)):
             yield from parallel(batch)
         return
-    yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(tasks)
+    streamed = dict(return_as="generator", pre_dispatch="2*n_jobs")
+    pool = (local_pool(workers, **streamed) if cfg.backend == "loky" else
+            Parallel(n_jobs=-1, **streamed))
+    yield from pool(tasks)

@@ -53,13 +53,15 @@ def timed_chunks(seed: int, params, tp, features, workers: int,
                  ranges: Iterable[tuple[int, int]]) -> Iterator[tuple]:
     """(first, stats, viol, timed) for each (first, count) range, in walk order, on
     ``workers`` joblib processes; closing the generator stops them."""
-    from joblib import Parallel, delayed
+    from joblib import delayed
+
+    from kraftwalk.run.backends import local_pool
 
     if workers == 1:
         for f, n in ranges:
             yield run_chunk(seed, f, n, params, tp, features)
         return
-    yield from Parallel(n_jobs=workers, return_as="generator", pre_dispatch="2*n_jobs")(
+    yield from local_pool(workers, return_as="generator", pre_dispatch="2*n_jobs")(
         delayed(run_chunk)(seed, f, n, params, tp, features) for f, n in ranges)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from kraftwalk.config import RunConfig
-from kraftwalk.run.backends import chunk_ranges, run_walks_in_worker, stream_chunks
+from kraftwalk.run.backends import chunk_ranges, start_workers, stream_chunks
 from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 from kraftwalk.run.runner import warm_up
 
@@ -90,11 +90,7 @@ def hunt_one(cfg: RunConfig, budget: float) -> dict:
     weights = walk_weights(cfg)
     warm_up(params, weights, features)
     workers = cfg.effective_workers
-    if workers > 1:  # start the (reused) worker pool and load the kernels in each worker
-        from joblib import Parallel, delayed
-
-        Parallel(n_jobs=workers)(delayed(run_walks_in_worker)(cfg.seed, 0, 1, params, weights,
-                                                             features) for _ in range(workers))
+    start_workers(cfg, workers, params, features)  # the pool the walks reuse, kernels loaded
     start = time.monotonic()
     chunks = stream_chunks(cfg, params, features, workers, chunk_ranges(cfg, start + budget))
     # joblib warns when a generator of results is closed early, as every find does
@@ -141,11 +137,13 @@ def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds:
     keeps them. The mutations' kernel variants are compiled first, side by side
     (kraftwalk.run.precompile), so the hunts' seconds never include a compile."""
     from kraftwalk.run.precompile import precompile
+    from kraftwalk.run.signals import check_stop
 
     rows = [] if rows is None else rows
     configs = hunt_configs(base, mutations, weights_modes, seeds)
     precompile(map(hunt_variant, configs), base.effective_workers, log)
     for cfg in configs:
+        check_stop()
         row = hunt_one(cfg, budget)
         rows.append(row)
         if on_row is not None:

@@ -67,9 +67,11 @@ def precompile(variants: Iterable[tuple], workers: int,
     processes; wall seconds taken. With one variant or one worker nothing is gained
     over compiling in the job itself, so nothing runs; nor on plain Numba, whose cache
     saves are not serialized."""
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
     from kraftwalk.kernels.jit import parallel_compile_safe
+    from kraftwalk.run.backends import local_pool
+    from kraftwalk.run.signals import check_stop
 
     jobs = distinct_variants(variants)
     n = min(workers, len(jobs))
@@ -82,7 +84,8 @@ def precompile(variants: Iterable[tuple], workers: int,
     warnings.filterwarnings("ignore", message=".*A worker stopped while some jobs were given")
     t = time.perf_counter()
     # loky whatever backend the job runs on: the cache being filled is this machine's
-    Parallel(n_jobs=n, backend="loky")(delayed(_compile)(*v) for v in jobs)
+    local_pool(n)(delayed(_compile)(*v) for v in jobs)
+    check_stop()  # one that came while the pool ran, if something swallowed it
     seconds = time.perf_counter() - t
     if log:
         log(f"compiled in {seconds:.0f} s")

@@ -35,7 +35,7 @@ from kraftwalk.storage.output import write_json_atomic, write_table_atomic, writ
 from kraftwalk.storage.lock import hold
 from kraftwalk.storage.paths import make_new_folder
 from kraftwalk.run import fingerprint
-from kraftwalk.run.signals import deferred, stop_on_signals
+from kraftwalk.run.signals import check_stop, deferred, stop_on_signals
 from kraftwalk.storage.tables import (
     histogram_table, names, tally, violation_dicts, violations_table, walks_table,
 )
@@ -260,11 +260,13 @@ def _run_swarm(cfg: RunConfig, progress: Progress | None,
             if on_phase:
                 on_phase("compiling")
             state["jit_seconds"] = warm_up(params, walk_weights(cfg), features)
+            check_stop()
             with backend_session(cfg) as workers:
                 state["workers"] = workers
                 if on_phase:
                     on_phase("starting")
                 state["startup_seconds"] += start_workers(cfg, workers, params, features)
+                check_stop()
                 if on_phase:
                     on_phase("running")
                 duration = cfg.effective_duration
