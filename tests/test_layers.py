@@ -50,7 +50,7 @@ KERNEL_LAYERS = [("jit", "features"), ("state",), ("properties",), ("protocol",)
                  ("transition",), ("choosers",), ("drivers",)]
 PACKAGE_LAYERS = [("vocabulary",), ("errors", "config", "elect_config", "sweep_spec"),
                   ("kernels",), ("kernel_inputs",), ("reference", "storage"), ("run",),
-                  ("counterexamples",), ("commands",), ("cli",)]
+                  ("counterexamples",), ("commands",), ("cli", "__main__")]
 
 
 def _layer(module: str) -> tuple[str, int] | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,10 +28,28 @@ def _holder_text(fd: int) -> str:
     try:
         os.lseek(fd, 0, os.SEEK_SET)
         meta = json.loads(os.read(fd, 4096).decode() or "{}")
-        return (f"pid {int(meta['pid'])} (kraftwalk {meta.get('command', '?')}, "
-                f"since {meta.get('since', '?')})")
+        pid = int(meta["pid"])
+        os.kill(pid, 0)  # the file still names the holder before this one: not it
+        return f"pid {pid} (kraftwalk {meta.get('command', '?')}, since {meta.get('since', '?')})"
+    except PermissionError:  # alive, another user's
+        return f"pid {pid} (kraftwalk {meta.get('command', '?')})"
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return "another process"  # it has the lock but has not written its name yet
+
+
+def _try_lock(fd: int, how: int) -> bool:
+    """Take the lock if free. A busy lock is tried again for a moment: :func:`holder`
+    holds a shared lock for a few microseconds while it asks, and a writer that met
+    one of those must not take it for a writer."""
+    deadline = time.monotonic() + 0.5
+    while True:
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
 
 
 def holder(folder: str | Path) -> str | None:
@@ -43,8 +62,8 @@ def holder(folder: str | Path) -> str | None:
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return _holder_text(fd)
+        except BlockingIOError:  # busy: a writer, or another asker's moment
+            return None if _try_lock(fd, fcntl.LOCK_SH) else _holder_text(fd)
         return None
     finally:
         os.close(fd)
@@ -65,11 +84,9 @@ def hold(folder: str | Path, command: str, option: str = "--out") -> Iterator[No
     path = Path(folder) / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _try_lock(fd, fcntl.LOCK_EX):
             raise UsageError(f"{option} {folder}: {_holder_text(fd)} is writing it; wait "
-                             "for it to end or stop it first") from None
+                             "for it to end or stop it first")
         since = datetime.now(timezone.utc).isoformat(timespec="seconds")
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "command": command,

@@ -166,3 +166,29 @@ def test_a_stop_as_the_summary_is_printed(tmp_path):
         assert not p.left_behind()
         assert rundir.walks_saved(out) == 3000
     assert seen <= {0, 128 + signal.SIGTERM}
+
+
+ELECT = ["elect", "--kafka", "3.9", "--kafka", "4.3", "--voters", "3", "--walks", "4000",
+         "--workers", "2"]
+
+
+def _in_elects_precompile(p: Process) -> None:
+    """Until the precompile pool's workers run (two releases: two kernel variants side
+    by side) and no cell has finished."""
+    deadline = time.monotonic() + 120
+    while len(descendants(p.proc.pid)) < 2:
+        assert time.monotonic() < deadline and p.proc.poll() is None, "".join(p.err)
+        time.sleep(0.01)
+    assert not any("voters, pre-vote" in line for line in p.err)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_elect_stopped_while_it_compiles(tmp_path, sig):
+    p = Process([*ELECT, "--out", str(tmp_path / "e")])
+    _in_elects_precompile(p)
+    code, err = p.stop(sig)
+    if sig == signal.SIGKILL:
+        assert code == -signal.SIGKILL
+    else:
+        assert_stopped(code, err, sig)
+    assert not p.left_behind(), "processes outlived elect"
