@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kraftwalk.commands import options as opts
-from kraftwalk.config import make_config
+from kraftwalk.config import RUNS_DIR, make_config, new_run_id
 from kraftwalk.storage.paths import check_output_dir
 
 
@@ -29,7 +29,7 @@ def bench(
         "(default: 100000 and 1000000).")] = None,
     report: Annotated[Optional[Path], typer.Option(
         "--out", "--report", help="Folder for bench.json and bench.md, created if missing "
-        "(default: results/; --report: old name).")] = None,
+        f"(default: a new {RUNS_DIR}/bench-<time>/; --report: old name).")] = None,
     timed_only: Annotated[bool, typer.Option(
         "--timed-only", help="Measure only the timed mode (checked events/s per core, "
         "walks/s, bytes per walk, JIT) into bench-timed.json and bench-timed.md.")] = False,
@@ -37,7 +37,8 @@ def bench(
     """Measure throughput, memory and JIT time on this machine (the README's figures),
     untimed and timed."""
     cfg = make_config(config, uses=BENCH_KEYS, **values)
-    check_output_dir(report or Path("results"), "--out")
+    report = report or Path(RUNS_DIR) / f"bench-{new_run_id()}"  # never a tracked file
+    check_output_dir(report, "--out")
     from kraftwalk.run.bench import measure, render_markdown, write_report
 
     err = Console(stderr=True)
@@ -45,13 +46,13 @@ def bench(
         from kraftwalk.run.bench import measure_timed, render_timed_markdown
 
         res = measure_timed(cfg, seconds, log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
-        j, md = write_report(res, report or Path("results"), "bench-timed", render_timed_markdown)
+        j, md = write_report(res, report, "bench-timed", render_timed_markdown)
         Console().print(render_timed_markdown(res))
         Console().print(f"written: {j}, {md}")
         return
     res = measure(cfg, seconds=seconds, cold=cold,
                   memory_walks=tuple(memory_walks or (100_000, 1_000_000)),
                   log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
-    j, md = write_report(res, report or Path("results"))
+    j, md = write_report(res, report)
     Console().print(render_markdown(res))
     Console().print(f"written: {j}, {md}")

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from kraftwalk.commands import options as opts
 from kraftwalk.commands.console import fail
-from kraftwalk.config import make_config
+from kraftwalk.config import RUNS_DIR, make_config, new_run_id, option_name
 from kraftwalk.errors import RunStopped
 from kraftwalk.storage.paths import check_output_dir
 
@@ -47,7 +47,7 @@ def hunt(
     config: opts.Config = None,
     report: Annotated[Optional[Path], typer.Option(
         "--out", "--report", help="Folder for NAME.parquet, NAME.md and NAME.png, created if "
-        "missing (default: results/; --report: old name).")] = None,
+        f"missing (default: a new {RUNS_DIR}/hunt-<time>/; --report: old name).")] = None,
     name: Annotated[str, typer.Option(
         "--name", help="File name stem of the report: letters, digits, '.', '_', '-'.")] = "hunt",
 ) -> None:
@@ -65,7 +65,7 @@ def hunt(
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name in (".", ".."):
         fail(f"--name {name!r} must be a plain file name stem: letters, digits, '.', '_', '-'")
     base = make_config(config, uses=HUNT_KEYS, **values)
-    folder = report or Path("results")
+    folder = report or Path(RUNS_DIR) / f"hunt-{new_run_id()}"  # never a tracked file
     check_output_dir(folder, "--out")
     for m in names:  # validate every name before anything runs
         make_config(None, mutation=m, snapshots=True, reconfig=True, disk_loss=True)
@@ -103,7 +103,9 @@ def mutations() -> None:
     table = Table(box=box.SIMPLE, show_header=True)
     table.add_column("name", style="bold")
     table.add_column("kind")
+    table.add_column("needs")
     table.add_column("what it breaks")
-    for m in MUTATIONS.values():
-        table.add_row(m.name, m.kind, m.description)
+    for m in MUTATIONS.values():  # the features it breaks: a swarm must turn them on
+        needs = " ".join(option_name(n) for n in m.needs) or "-"
+        table.add_row(m.name, m.kind, needs, m.description)
     Console().print(table)
