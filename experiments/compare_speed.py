@@ -66,9 +66,11 @@ def checkouts(old: str, new: str, where: Path):
 def kraftwalk(py: Path, args: list[str], out: Path, cache: Path, env: dict | None = None) -> None:
     """``kraftwalk ARGS --out OUT`` under the checkout's python, with its own Numba cache
     and the variables ``env``."""
-    subprocess.run([str(py), "-m", "kraftwalk.cli", *args, "--out", str(out)], check=True,
-                   capture_output=True, cwd=out.parent,
-                   env={**os.environ, **(env or {}), "NUMBA_CACHE_DIR": str(cache)})
+    done = subprocess.run([str(py), "-m", "kraftwalk.cli", *args, "--out", str(out)],
+                          capture_output=True, cwd=out.parent,
+                          env={**os.environ, **(env or {}), "NUMBA_CACHE_DIR": str(cache)})
+    if done.returncode not in (0, 12, 13):  # 12, 13: it found violations (--extra mutations)
+        raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
 
 
 def swarm(py: Path, out: Path, args: list[str], cache: Path, env: dict | None = None) -> dict:

@@ -58,21 +58,22 @@ kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-c
 
 # A real shrunk trace.
 T=$(mktemp -d)
-kraftwalk swarm --walks 2000 --mutation restarted-leader-keeps-leading --out "$T/run" > /dev/null
+kraftwalk swarm --walks 2000 --mutation restarted-leader-keeps-leading --no-fail-on-violation \
+    --out "$T/run" > /dev/null
 COLUMNS=100 kraftwalk replay "$T/run" --shrink --itf "$R/trace-example.itf.json" > "$R/trace-example.txt"
 rm -rf "$T/run"
 # The single-server membership bug, shrunk: with the checks that see the pending changes
 # and the disjoint majorities off, what remains is a committed entry lost.
 kraftwalk swarm --reconfig --voters 3 --observers 2 --walks 20000 --mutation reconfig-before-commit \
     --disable-check AtMostOneUncommittedVoterSet --disable-check QuorumOverlap \
-    --out "$T/run" > /dev/null
+    --no-fail-on-violation --out "$T/run" > /dev/null
 COLUMNS=110 kraftwalk replay "$T/run" --shrink --itf "$R/trace-single-server-bug.itf.json" \
     > "$R/trace-single-server-bug.txt"
 rm -rf "$T/run"
 # A wiped disk that votes under its old key, shrunk to the leader that lacks the entry.
 kraftwalk swarm --disk-loss --walks 20000 --mutation wiped-replica-same-id \
     --disable-check VoteUniqueness --disable-check MajorityReachedHighWatermark \
-    --out "$T/run" > /dev/null
+    --no-fail-on-violation --out "$T/run" > /dev/null
 COLUMNS=110 kraftwalk replay "$T/run" --shrink --itf "$R/trace-wiped-replica.itf.json" \
     > "$R/trace-wiped-replica.txt"
 rm -rf "$T/run"
@@ -85,7 +86,7 @@ done
 python experiments/memory.py --seconds 60 --seconds 3600 --nice \
     --sweep experiments/sweep-safety.toml --sweep-out "$T/sweep-safety" --out "$R"
 python experiments/memory.py --append --sweep experiments/sweep-many-cells.toml --out "$R"
-kraftwalk sweep experiments/sweep-disruptions.toml --out "$T/sweep-disruptions"
+kraftwalk sweep experiments/sweep-disruptions.toml --no-fail-on-violation --out "$T/sweep-disruptions"
 for name in safety disruptions; do
     kraftwalk report "$T/sweep-$name" --out "$R/sweep-$name"
     cp "$T/sweep-$name/summary.md" "$T/sweep-$name/summary.parquet" "$R/sweep-$name/"

@@ -11,9 +11,22 @@ from rich.markup import escape
 from rich.table import Table
 
 
-EXIT_VIOLATIONS = 1  # only with --fail-on-violation
-EXIT_USAGE = 2  # same code click uses for its own usage errors
+# Exit codes a CI job acts on (the README's table); 128 + N is a stop by signal N.
 EXIT_RUN_ERROR = 1  # a failure that is not a bad value
+EXIT_USAGE = 2  # same code click uses for its own usage errors
+EXIT_SAFETY = 12  # a safety invariant (an always property) broke: TLC's code for it
+EXIT_LIVENESS = 13  # a liveness property (eventually) broke and no invariant: TLC's code
+EXIT_UNREACHED = 14  # a --require target no walk reached
+
+
+def violations_exit(names) -> int | None:
+    """The exit code for violations of the properties ``names``, None for none."""
+    from kraftwalk.vocabulary.properties import LIVENESS_NAMES
+
+    names = set(names)
+    if not names:
+        return None
+    return EXIT_LIVENESS if names <= set(LIVENESS_NAMES) else EXIT_SAFETY
 
 
 def one_line(text: object) -> str:

@@ -70,10 +70,13 @@ def elect(
     out: Annotated[Optional[Path], typer.Option(
         "--out", help=f"New folder for the results (default: {RUNS_DIR}/elect-<time>).",
         show_default=False)] = None,
+    fail_on_violation: opts.FailOnViolation = True,
 ) -> None:
     """Time elections: run a timed scenario per release, cluster size and pre-vote
     setting; print election-time percentiles, split votes, downtime and disruptions;
-    write per-walk Parquet, a summary and a CDF plot."""
+    write per-walk Parquet, a summary and a CDF plot. Exit code 0 when no walk broke a
+    property; 13 when a liveness property broke, 12 when a safety invariant did
+    (--no-fail-on-violation: 0); 2 on a bad option; 128 + N when signal N stopped it."""
     from kraftwalk.config import new_run_id
     from kraftwalk.elect_config import make_elect_config, parse_timing, pre_vote_values
     from kraftwalk.storage.lock import hold
@@ -120,3 +123,12 @@ def elect(
                     + (f" ({rate:,} events/s on {n_workers} workers)" if rate else "")
                     + f"; written to {folder}: {saved}/, summary.md, summary.parquet, "
                     "violations.parquet, elect-cdf.png, config.toml, run.json")
+    violations = folder / "violations.parquet"
+    if fail_on_violation and violations.is_file():
+        from kraftwalk.commands.console import violations_exit
+        from kraftwalk.storage.rundir import read_file
+
+        code = violations_exit(read_file(violations, columns=["property"])
+                               .column("property").to_pylist())
+        if code is not None:
+            raise typer.Exit(code)

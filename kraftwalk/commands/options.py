@@ -358,9 +358,10 @@ Config = Annotated[
 FailOnViolation = Annotated[
     bool,
     typer.Option(
-        "--fail-on-violation",
-        help="Exit with code 1 when any violation was found (for CI). By default "
-        "a run that finds violations exits 0: finding them is the job.",
+        "--fail-on-violation/--no-fail-on-violation",
+        help="Exit 12 when a safety invariant broke and 13 when only a liveness property "
+        "did (TLC's codes), so that a CI job fails; --no-fail-on-violation exits 0 "
+        "whatever was found, for exploring with mutations.",
         rich_help_panel=PANEL_OUTPUT,
     ),
 ]

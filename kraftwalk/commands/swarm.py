@@ -13,7 +13,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from kraftwalk.commands import options as opts
-from kraftwalk.commands.console import EXIT_VIOLATIONS, byte_size, counts_table, fail, num
+from kraftwalk.commands.console import (
+    EXIT_UNREACHED, byte_size, counts_table, fail, num, violations_exit,
+)
 from kraftwalk.commands.progress import SwarmProgress
 from kraftwalk.config import RUNS_DIR, RunConfig, make_config
 from kraftwalk.errors import RunStopped
@@ -95,7 +97,7 @@ def print_summary(result: Mapping[str, Any], console: Console) -> None:
 def swarm(
     values: dict[str, Any],
     config: opts.Config = None,
-    fail_on_violation: opts.FailOnViolation = False,
+    fail_on_violation: opts.FailOnViolation = True,
     require: Annotated[Optional[list[str]], typer.Option(
         "--require", help="A reachability target the run must reach (repeatable): exit 1 "
         "if no walk reached it. Targets: " + ", ".join(TARGET_NAMES) + ".",
@@ -109,9 +111,10 @@ def swarm(
 ) -> None:
     """Run many random walks of a simulated KRaft cluster and check every step.
 
-    Results go to the run folder (--out). Exit code 0 when the run finished,
-    with or without violations (see --fail-on-violation); 2 on a bad option;
-    128 + the signal's number when a signal stopped it (everything finished is saved).
+    Results go to the run folder (--out). Exit code 0 when the run finished and found
+    nothing; 12 when it found a safety violation (--no-fail-on-violation: 0); 14 when a
+    --require target was never reached; 2 on a bad option; 1 on a failure; 128 + the
+    signal's number when a signal stopped it (everything finished is saved).
     """
     out = values["out"]
     if resume is not None:
@@ -148,6 +151,8 @@ def swarm(
     missed = [n for n in require or () if not (result.get("reached") or {}).get(n)]
     if missed:
         typer.echo(f"kraftwalk: required targets never reached: {', '.join(missed)}", err=True)
-        raise typer.Exit(EXIT_VIOLATIONS)
-    if fail_on_violation and int(result.get("violations") or 0) > 0:
-        raise typer.Exit(EXIT_VIOLATIONS)
+        raise typer.Exit(EXIT_UNREACHED)
+    code = violations_exit(k for k, v in (result.get("violations_by_invariant") or {}).items()
+                           if v)
+    if fail_on_violation and code is not None:
+        raise typer.Exit(code)

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kraftwalk.commands import options as opts
-from kraftwalk.commands.console import EXIT_VIOLATIONS, fail, num
+from kraftwalk.commands.console import fail, num, violations_exit
 from kraftwalk.config import RUNS_DIR, fields_of, option_name
 
 # A sweep's cells share its budget; the execution options (but --out, the sweep's own
@@ -73,15 +73,17 @@ def sweep(
         "kill -9) with its own sweep.toml: finished cells are kept, a stopped cell continues "
         "after its saved walks. Only --workers, --backend, --chunk-walks and --flush-seconds "
         "may be given.", metavar="DIR", rich_help_panel=opts.PANEL_OUTPUT)] = None,
-    fail_on_violation: opts.FailOnViolation = False,
+    fail_on_violation: opts.FailOnViolation = True,
 ) -> None:
     """Run a swarm for every cell of a grid of settings (cluster sizes, observers,
     pre-vote, fault weights, mutations, depth) into one hive-partitioned dataset
     (walks/voters=5/pre_vote=true/...) with a per-cell summary table beside it.
 
     --walks, --duration and --seed set every cell's budget and seed over the file's.
-    Exit code 0 when every cell finished; 2 on a bad option or sweep file; 128 + the
-    signal's number when a signal stopped it (continue it with --resume)."""
+    Exit code 0 when every cell finished and found nothing; 12 when a cell found a
+    safety violation (--no-fail-on-violation: 0); 2 on a bad option or sweep file; 1 on a
+    failure; 128 + the signal's number when a signal stopped it (continue it with
+    --resume)."""
     from kraftwalk.sweep_spec import load_sweep, with_base
 
     free = {k: values[k] for k in FREE}
@@ -129,5 +131,15 @@ def sweep(
             f"kraftwalk sweep --resume {escape(str(out))}")
         raise typer.Exit(128 + stop.signum) from None
     print_sweep_summary(result, Console())
-    if fail_on_violation and int(result.get("violations") or 0) > 0:
-        raise typer.Exit(EXIT_VIOLATIONS)
+    code = violations_exit(_violated(out))
+    if fail_on_violation and code is not None:
+        raise typer.Exit(code)
+
+
+def _violated(out: Path) -> set[str]:
+    """The properties any cell of the sweep in ``out`` violated."""
+    from kraftwalk.run.sweep import read_summary
+
+    rows = read_summary(out).to_pylist()
+    return {k.removeprefix("violations_") for r in rows for k, v in r.items()
+            if k.startswith("violations_") and v}

@@ -168,13 +168,23 @@ def test_run_passes_merged_config(tmp_path: Path, fake_runner: dict[str, Any]) -
     assert "no violations" in result.stdout and "config.toml" in result.stdout
 
 
-def test_violations_exit_0_by_default_and_1_with_flag(tmp_path: Path, fake_runner: dict[str, Any]) -> None:
+def test_a_safety_violation_exits_12_unless_told_not_to(tmp_path: Path,
+                                                        fake_runner: dict[str, Any]) -> None:
     fake_runner["violations"] = 1
     result = invoke(["swarm", "--walks", "10", "--out", str(tmp_path / "a")])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 12, result.output  # TLC's code for a safety violation
     assert "ElectionSafety" in result.stdout and "no violations" not in result.stdout
-    result = invoke(["swarm", "--walks", "10", "--out", str(tmp_path / "b"), "--fail-on-violation"])
-    assert result.exit_code == 1, result.output
+    result = invoke(["swarm", "--walks", "10", "--out", str(tmp_path / "b"),
+                     "--no-fail-on-violation"])
+    assert result.exit_code == 0, result.output
+
+
+def test_violations_exit_codes_by_kind():
+    from kraftwalk.commands.console import violations_exit
+
+    assert violations_exit([]) is None
+    assert violations_exit(["CutOffLeaderResigns"]) == 13  # liveness alone
+    assert violations_exit(["CutOffLeaderResigns", "ElectionSafety"]) == 12
 
 
 def test_flag_without_violations_exits_0(tmp_path: Path, fake_runner: dict[str, Any]) -> None:

@@ -156,7 +156,7 @@ def test_resume_after_kills_gives_the_uninterrupted_run(tmp_path, reference):
         proc = subprocess.Popen([*cmd, "--resume", str(out), "--workers", "2"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stdout, stderr = proc.communicate(timeout=300)
-    assert proc.returncode == 0, stderr
+    assert proc.returncode == 12, stderr  # finished, the double-vote violations found
     assert check_saved(out, reference) == ref_walks.num_rows
     meta = json.loads((out / rundir.RUN_JSON).read_text())
     ref_meta = json.loads((ref_dir / rundir.RUN_JSON).read_text())
@@ -191,9 +191,9 @@ def test_two_resumes_started_together_make_one_writer(tmp_path, reference):
             for _ in range(2)]
     results = sorted(((p.wait(timeout=300), p.communicate()[1]) for p in both),
                      key=lambda r: r[0])
-    assert [code for code, _ in results] == [0, 2], results
-    lines = [x for x in results[1][1].splitlines() if x.strip()]
-    assert len(lines) == 1 and "is writing it" in lines[0], results[1][1]
+    assert [code for code, _ in results] == [2, 12], results  # 12: violations found
+    lines = [x for x in results[0][1].splitlines() if x.strip()]
+    assert len(lines) == 1 and "is writing it" in lines[0], results[0][1]
     assert f"pid {both[0].pid if both[1].returncode == 2 else both[1].pid}" in lines[0]
     assert check_saved(out, reference) == ref_walks.num_rows
     assert pq.read_table(out / rundir.COVERAGE_FILE).equals(

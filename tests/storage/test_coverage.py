@@ -81,7 +81,7 @@ def test_require(tmp_path):
     assert ok.exit_code == 0, ok.output
     assert "coverage:" in ok.stdout and "LeaderElected" in ok.stdout
     missed = invoke([*base, "--out", str(tmp_path / "b"), "--require", "EpochBoundHit"])
-    assert missed.exit_code == 1 and "never reached: EpochBoundHit" in missed.stderr
+    assert missed.exit_code == 14 and "never reached: EpochBoundHit" in missed.stderr
     bad = invoke([*base, "--out", str(tmp_path / "c"), "--require", "Nope"])
     assert bad.exit_code == 2 and "'Nope' is not a reachability target" in bad.stderr
     assert not (tmp_path / "c").exists()
