@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 R=results
 
 # Speed, memory (10 million walks included) and JIT time.
-kraftwalk bench --seconds 20 --memory-walks 100000 --memory-walks 1000000 \
+kraftwalk bench --seconds 20 --cold --memory-walks 100000 --memory-walks 1000000 \
     --memory-walks 10000000 --out "$R"
 
 # The default one-minute swarm, as the README's first command runs it.

@@ -117,12 +117,22 @@ def main(
     after every step.
     """
 
+def _flowed(command: Any) -> str:
+    """A command's docstring with each paragraph on one line: rich help keeps the
+    docstring's line breaks, which at any other width break sentences mid-line."""
+    import inspect
+    import re
+
+    return "\n\n".join(" ".join(p.split())
+                       for p in re.split(r"\n\s*\n", inspect.getdoc(command) or ""))
+
+
 for command in (swarm.swarm, sweep.sweep, hunt.hunt, replay.replay):
-    app.command()(command)
-app.command(name="shrink")(replay.shrink)
+    app.command(help=_flowed(command))(command)
+app.command(name="shrink", help=_flowed(replay.shrink))(replay.shrink)
 for command in (report.plot, report.report, elect.elect, hunt.mutations,
                 versions.versions, bench.bench):
-    app.command()(command)
+    app.command(help=_flowed(command))(command)
 
 
 def program() -> None:

@@ -21,12 +21,18 @@ def bench(
     values: dict[str, Any],
     config: opts.Config = None,
     seconds: Annotated[float, typer.Option(
-        "--seconds", parser=opts.bounded(float, 1.0), metavar="SECONDS", help="Length of each timed throughput run, in seconds.")] = 20.0,
+        "--seconds", parser=opts.bounded(float, 1.0), metavar="SECONDS", help="Length of "
+        "each of the three timed throughput runs (1 core, 2 cores, the timed mode), in "
+        "seconds. The rest of a default bench (warm start, calibration, a 100,000-walk "
+        "memory run, the reference model, the phase costs) about 20 s: 48 s in all on 2 cores "
+        "with a warm cache.")] = 10.0,
     cold: Annotated[bool, typer.Option(
-        "--cold/--no-cold", help="Also measure a cold JIT compile into an empty cache (~40 s).")] = True,
+        "--cold/--no-cold", help="Also measure a cold JIT compile of every kernel into an "
+        "empty cache (about 2 minutes on 2 cores).")] = False,
     memory_walks: Annotated[Optional[list[int]], typer.Option(
-        "--memory-walks", parser=opts.bounded(int, 1), metavar="N", help="Walk counts of the peak-memory runs; repeat the option "
-        "(default: 100000 and 1000000).")] = None,
+        "--memory-walks", parser=opts.bounded(int, 1), metavar="N", help="Walk counts of "
+        "the peak-memory runs, on 2 cores; repeat the option (default: 100000, about 10 s; "
+        "1000000 takes about 2 minutes).")] = None,
     report: Annotated[Optional[Path], typer.Option(
         "--out", "--report", help="Folder for bench.json and bench.md, created if missing "
         f"(default: a new {RUNS_DIR}/bench-<time>/; --report: old name).")] = None,
@@ -51,7 +57,7 @@ def bench(
         Console().print(f"written: {j}, {md}")
         return
     res = measure(cfg, seconds=seconds, cold=cold,
-                  memory_walks=tuple(memory_walks or (100_000, 1_000_000)),
+                  memory_walks=tuple(memory_walks or (100_000,)),
                   log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
     j, md = write_report(res, report)
     Console().print(render_markdown(res))

@@ -48,8 +48,8 @@ def _child_run(cfg: dict, env: dict | None = None) -> dict:
     return res
 
 
-def measure(base: RunConfig, seconds: float = 20.0, cold: bool = True,
-            memory_walks: tuple[int, ...] = (100_000, 1_000_000),
+def measure(base: RunConfig, seconds: float = 10.0, cold: bool = False,
+            memory_walks: tuple[int, ...] = (100_000,),
             log=print) -> dict:
     """All benchmark figures for the cluster described by ``base``."""
     from kraftwalk.kernels.state.layout import alloc_walk, state_bytes

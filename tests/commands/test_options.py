@@ -53,3 +53,14 @@ def test_values_reach_the_command_as_one_dict():
 
     command(voters=5, disabled_checks=[], config="x")
     assert seen == {"voters": 5, "disabled_checks": None, "config": "x"}
+
+
+def test_command_help_paragraphs_are_one_line_each():
+    """Rich help keeps a docstring's line breaks, which at other widths cut sentences
+    mid-line: each paragraph reaches it as one line, wrapped to the terminal."""
+    from kraftwalk.cli import app
+
+    for info in app.registered_commands:
+        assert info.help, info.callback
+        for paragraph in info.help.split("\n\n"):
+            assert "\n" not in paragraph and paragraph == paragraph.strip(), paragraph
