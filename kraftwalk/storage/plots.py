@@ -50,9 +50,10 @@ def plot_run(run_dir: str | Path, path: str | Path | None = None) -> Path:
     for ax, s in zip(axes.flat, RUN_STATS):
         vals, cnt = counts[s]
         ax.bar(vals, cnt / max(total, 1), width=0.9, color="#3b6ea5")
+        ax.set_yscale("log")  # a linear axis hid the tails, where the rare walks are
         ax.set_title(s.replace("_", " "))
         ax.set_xlabel("per walk")
-        ax.set_ylabel("share of walks")
+        ax.set_ylabel("share of walks (log scale)")
     fig.suptitle(f"{run.name}: {total:,} walks")
     fig.tight_layout()
     return _save(fig, path)
@@ -105,7 +106,8 @@ def plot_coverage(share: dict[str, dict[str, float]], path: str | Path) -> Path:
             ax.text(max(v, 1e-7), y, f" {v:.2%}" if v else " never", va="center", fontsize=8)
     else:
         grid = np.array([[share[c][t] for t in targets] for c in labels])
-        fig, ax = plt.subplots(figsize=(1.5 + 0.6 * len(targets), 1.2 + 0.24 * len(labels)))
+        # sized by the grid: a row per cell of readable height, room for the rotated names
+        fig, ax = plt.subplots(figsize=(2.5 + 0.5 * len(targets), 2.8 + 0.4 * len(labels)))
         shown = np.log10(np.maximum(grid, 1e-6))
         im = ax.imshow(shown, aspect="auto", cmap="viridis", vmin=-6, vmax=0)
         ax.set_xticks(range(len(targets)), targets, rotation=45, ha="right", fontsize=8)
@@ -138,9 +140,11 @@ def plot_per_cell(rows: list[dict], grid: dict[str, list], x: str | None,
                 label = ", ".join(f"{k}={value_text(v)}"
                                   for k, v in zip(others, combo)) or None
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label)
+            ax.set_xticks(sorted({r[x] for r in rows}))  # the grid's values, not 3.25
             ax.set_xlabel(x)
             if 0 < len(combos) <= 8 and others:
                 ax.legend(fontsize=7)
+        ax.set_ylim(bottom=0)  # from 0: a 10% difference must not look like a cliff
         ax.set_title(stat.replace("mean_", "").replace("_", " "))
         ax.set_ylabel(ylabel)
     fig.tight_layout()
