@@ -53,6 +53,13 @@ for k in 4.0 4.3; do
     mv "$H/hunt-kafka-$k.md" "$H/hunt-kafka-$k.parquet" "$R/"
 done
 rm -rf "$H"
+# The mutations that are Kafka's own bugs (their JIRA in the table), every one in 5 of 5 seeds.
+H=$(mktemp -d)
+kraftwalk hunt --mutation hw-at-epoch-start --mutation restarted-leader-keeps-leading \
+    --mutation no-check-quorum --seeds 5 \
+    --duration 30 --out "$H" --name hunt-kafka-bugs
+mv "$H/hunt-kafka-bugs.md" "$H/hunt-kafka-bugs.parquet" "$R/"
+rm -rf "$H"
 # The correct model must find nothing.
 kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-correct
 

@@ -28,3 +28,4 @@ MUT_LEADER_LOADS_SNAPSHOT = MUTATION_BIT["leader-loads-snapshot"]
 MUT_RECONFIG_BEFORE_COMMIT = MUTATION_BIT["reconfig-before-commit"]  # single-server change bug
 MUT_TWO_PENDING_CHANGES = MUTATION_BIT["two-pending-changes"]
 MUT_WIPED_SAME_ID = MUTATION_BIT["wiped-replica-same-id"]
+MUT_HW_AT_EPOCH_START = MUTATION_BIT["hw-at-epoch-start"]  # KAFKA-12619

@@ -8,7 +8,8 @@ end offset as of its last flush) and moves only past its epochStartOffset.
 from ..jit import kernel
 
 from ..features import (
-    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, MUT_NO_FETCH_TIMER_RESET, RECONFIG, SNAPSHOTS,
+    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_HW_AT_EPOCH_START, MUT_NO_CHECK_QUORUM,
+    MUT_NO_FETCH_TIMER_RESET, RECONFIG, SNAPSHOTS,
 )
 from ..state.layout import (
     ACKED_MASK, C_NEXT_CORR, P_NODES, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, EPOCH_START,
@@ -148,6 +149,8 @@ def maybe_update_high_watermark(w, i, features):
             best = x
     if features & MUT_COMMIT_OLD_EPOCH:
         ok = best > 0  # known bug: count replicas of earlier epochs' entries (Figure 8)
+    elif features & MUT_HW_AT_EPOCH_START:
+        ok = best >= w.node[EPOCH_START, i]  # KAFKA-12619: before its LeaderChange commits
     else:
         ok = best > w.node[EPOCH_START, i]
     if ok and best > w.node[HW, i]:

@@ -103,9 +103,11 @@ def mutations() -> None:
     table = Table(box=box.SIMPLE, show_header=True)
     table.add_column("name", style="bold")
     table.add_column("kind")
+    table.add_column("Kafka bug")
     table.add_column("needs")
     table.add_column("what it breaks")
     for m in MUTATIONS.values():  # the features it breaks: a swarm must turn them on
         needs = " ".join(option_name(n) for n in m.needs) or "-"
-        table.add_row(m.name, m.kind, needs, m.description)
+        jira = f"{m.jira}\n(fixed in {m.fixed_in})" if m.jira else "-"
+        table.add_row(m.name, m.kind, jira, needs, m.description)
     Console().print(table)

@@ -9,7 +9,8 @@ leader's epochStartOffset, i.e. once an entry of its own epoch is on a majority.
 from __future__ import annotations
 
 from kraftwalk.kernels.features import (
-    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_NO_CHECK_QUORUM, RECONFIG, SNAPSHOTS,
+    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_HW_AT_EPOCH_START, MUT_NO_CHECK_QUORUM, RECONFIG,
+    SNAPSHOTS,
 )
 from kraftwalk.kernels.state.layout import (
     ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER,
@@ -109,6 +110,8 @@ def maybe_update_high_watermark(c, node) -> None:
     candidate = ends[majority(c, node) - 1]
     if c.features & MUT_COMMIT_OLD_EPOCH:
         ok = candidate > 0   # known bug: an earlier epoch's entries count (Raft Figure 8)
+    elif c.features & MUT_HW_AT_EPOCH_START:
+        ok = candidate >= node.epoch_start  # KAFKA-12619: before its LeaderChange commits
     else:
         ok = candidate > node.epoch_start
     if ok and (node.hw is None or candidate > node.hw):

@@ -181,11 +181,17 @@ def render_markdown(summary: list[dict], budget: float) -> str:
     def f(x, fmt):
         return "-" if x is None else format(x, fmt)
 
-    lines = ["| mutation | weights | found | caught by | median s | range s | median walks | "
-             "median steps | steps checked |", "|---|---|---|---|---|---|---|---|---|"]
+    from kraftwalk.vocabulary.mutations import MUTATIONS
+
+    lines = ["| mutation | Kafka bug | weights | found | caught by | median s | range s | "
+             "median walks | median steps | steps checked |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
+        m = MUTATIONS.get(s["mutation"])
+        jira = m.jira if m is not None and m.jira else "-"
         lines.append(
-            f"| {s['mutation']} | {s['weights']} | {s['found']}/{s['seeds']} | {s['invariants']} | "
+            f"| {s['mutation']} | {jira} | {s['weights']} | {s['found']}/{s['seeds']} | "
+            f"{s['invariants']} | "
             f"{f(s['median_seconds'], '.2f')} | {f(s['min_seconds'], '.2f')}-{f(s['max_seconds'], '.2f')} | "
             f"{f(s['median_walks'], ',.0f')} | {f(s['median_steps'], ',.0f')} | "
             f"{s['steps_checked']:,} |")

@@ -21,6 +21,8 @@ class Mutation:
     description: str
     scenario: str = ""  # liveness: the timed scenario (kernels.timing) that exposes it
     needs: tuple = ()   # features it breaks, which must be on: ("snapshots",), ("reconfig",), ("disk_loss",)
+    jira: str = ""      # Kafka's own bug, where it had this one
+    fixed_in: str = ""  # the first Kafka release with the fix (every earlier KRaft had it)
 
 
 MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
@@ -31,11 +33,12 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
              "a voter grants a second vote in an epoch in which it already voted"),
     Mutation("restarted-leader-keeps-leading", "safety",
              "a leader that restarts resumes leading its old epoch after losing its "
-             "unflushed tail, instead of coming back Resigned"),
+             "unflushed tail, instead of coming back Resigned",
+             jira="KAFKA-10527", fixed_in="2.7.0"),
     Mutation("no-check-quorum", "liveness",
              "a leader that stops hearing from a majority never resigns (a liveness "
              "bug: no safety invariant can catch it; the timed mode's CutOffLeaderResigns "
-             "does)", "leader-isolated"),
+             "does)", "leader-isolated", jira="KAFKA-15489", fixed_in="3.7.0"),
     Mutation("no-fetch-timer-reset", "liveness",
              "a follower does not restart its fetch timer on a successful fetch, so it "
              "times out and starts elections under a healthy leader (found by the timed "
@@ -57,6 +60,11 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
              "a node that lost its disk comes back under its old directory id, so its "
              "empty log votes and acknowledges as the voter that held the committed entries "
              "(disk loss without directory ids)", needs=("disk_loss",)),
+    Mutation("hw-at-epoch-start", "safety",
+             "a new leader exposes a high watermark once a majority has reached its epoch "
+             "start offset, before the LeaderChange record of its own epoch is committed "
+             "(LeaderState.maybeUpdateHighWatermark's >= where > belongs)",
+             jira="KAFKA-12619", fixed_in="3.0.0"),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)

@@ -37,7 +37,7 @@ def test_bench_writes_a_new_runs_folder_by_default(tmp_path, monkeypatch):
     assert {"bench-timed.json", "bench-timed.md"} <= {p.name for p in folder.iterdir()}
 
 
-def test_mutations_lists_the_features_each_needs():
+def test_mutations_lists_the_features_each_needs_and_its_kafka_bug():
     result = runner.invoke(app, ["mutations"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     rows = {line.split()[0]: line for line in result.output.splitlines() if line.strip()}
@@ -45,3 +45,5 @@ def test_mutations_lists_the_features_each_needs():
     assert "--reconfig" in rows["two-pending-changes"]
     assert "--disk-loss" in rows["wiped-replica-same-id"]
     assert "--" not in rows["double-vote"].split("a voter")[0]
+    assert "KAFKA-12619" in rows["hw-at-epoch-start"]  # Kafka's own bug, by its JIRA
+    assert "KAFKA-10527" in rows["restarted-leader-keeps-leading"]

@@ -18,7 +18,7 @@ from kraftwalk.kernels.properties.checkers import (
     OBSERVER_CONSISTENCY, QUORUM_OVERLAP,
 )
 from kraftwalk.kernels.features import (
-    DISK_LOSS, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, RECONFIG,
+    DISK_LOSS, MUT_HW_AT_EPOCH_START, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, RECONFIG,
     SNAPSHOTS,
 )
 from kraftwalk.kernels.state.layout import make_params
@@ -91,6 +91,10 @@ MUTATIONS = {
     "commit-old-epoch": (F_COMMIT_OLD_EPOCH, COMMIT_CURRENT_EPOCH,
                          {COMMIT_CURRENT_EPOCH, STATE_MACHINE_SAFETY, LEADER_COMPLETENESS,
                           MAJORITY_REACHED_HIGH_WATERMARK}),
+    # KAFKA-12619: the HW at the epoch start is all earlier epochs' entries
+    "hw-at-epoch-start": (F | MUT_HW_AT_EPOCH_START, COMMIT_CURRENT_EPOCH,
+                          {COMMIT_CURRENT_EPOCH, STATE_MACHINE_SAFETY, LEADER_COMPLETENESS,
+                           MAJORITY_REACHED_HIGH_WATERMARK}),
     "restarted-leader": (F_RESTARTED_LEADER, LEADER_APPEND_ONLY,
                          {LEADER_APPEND_ONLY, HIGH_WATERMARK_MONOTONIC, LOG_MATCHING,
                           STATE_MACHINE_SAFETY, LEADER_COMPLETENESS,

@@ -35,7 +35,8 @@ from kraftwalk.kernels.properties.checkers import (
     LEADER_APPEND_ONLY, VOTE_UNIQUENESS,
 )
 from kraftwalk.kernels.features import (
-    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_LEADER_LOADS_SNAPSHOT,
+    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_HW_AT_EPOCH_START,
+    MUT_LEADER_LOADS_SNAPSHOT,
     MUT_RESTARTED_LEADER, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW,
     KAFKA_17030, KAFKA_17642, MUT_TWO_PENDING_CHANGES, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
 )
@@ -98,6 +99,8 @@ CONFIGS = {
                          {"violations": {"CommitCurrentEpoch"}}),
     "restarted-leader": (_params(3, 1), F_RESTARTED_LEADER,
                          {"violations": {"LeaderAppendOnly"}}),
+    "hw-at-epoch-start": (_params(3, 1), F | MUT_HW_AT_EPOCH_START,
+                          {"violations": {"CommitCurrentEpoch"}}),
     # snapshots: taken, cleaned, downloaded by lagging followers, restored on restart
     "3v1o-snapshots": (_params(3, 1, snapshots=True), F_SNAPSHOTS,
                        {"stats": {"snapshots", "snapshots_loaded"}}),
