@@ -42,7 +42,7 @@ PROFILES: dict[str, dict[str, Any]] = {
 PROFILE_PRE_VOTE = {"kafka": None, "ongaro": (False,), "ongaro-wan": (False,)}
 PROFILE_HELP = {
     "kafka": "Kafka's defaults, and the release's rules (--kafka; each value's config name "
-             "in the README's timing table)",
+             "in the timing table of docs/timed-mode.md)",
     "ongaro": "Raft as in Ongaro's dissertation ch. 9: randomized follower timers "
               "150-300 ms restarted together, no backoff, no pre-vote, 1 ms latency",
     "ongaro-wan": "the dissertation's simulated WAN: timeouts 300-600 ms, latency 30-40 ms",

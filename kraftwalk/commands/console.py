@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 
-# Exit codes a CI job acts on (the README's table); 128 + N is a stop by signal N.
+# Exit codes a CI job acts on (the README's table of exit codes); 128 + N is a stop by signal N.
 EXIT_RUN_ERROR = 1  # a failure that is not a bad value
 EXIT_USAGE = 2  # same code click uses for its own usage errors
 EXIT_SAFETY = 12  # a safety invariant (an always property) broke: TLC's code for it

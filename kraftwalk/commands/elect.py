@@ -47,7 +47,7 @@ def elect(
         "ongaro-wan (timeouts 300-600 ms, latency 30-40 ms) (default: kafka).")] = None,
     timing: Annotated[Optional[list[str]], typer.Option(
         "--timing", metavar="NAME=VALUE", help="Override one timing parameter (times in ms; "
-        "repeat for several; the README's timing table says what each means and its Kafka "
+        "repeat for several; the timing table of docs/timed-mode.md says what each means and its Kafka "
         "config). Names: " + _timing_help() + ".")] = None,
     walks: Annotated[Optional[int], typer.Option(
         "--walks", parser=opts.parse_int, metavar="N",

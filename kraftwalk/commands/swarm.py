@@ -99,7 +99,7 @@ def swarm(
     config: opts.Config = None,
     fail_on_violation: opts.FailOnViolation = True,
     require: Annotated[Optional[list[str]], typer.Option(
-        "--require", help="A reachability target the run must reach (repeatable): exit 1 "
+        "--require", help="A reachability target the run must reach (repeatable): exit 14 "
         "if no walk reached it. Targets: " + ", ".join(TARGET_NAMES) + ".",
         rich_help_panel=opts.PANEL_OUTPUT, metavar="TARGET")] = None,
     resume: Annotated[Optional[Path], typer.Option(

@@ -64,10 +64,10 @@ PROPERTIES: tuple[Property, ...] = (
     _always("ObserverConsistency",
             "an observer's log below its HW is a prefix of the committed log"),
     _always("SnapshotMonotonic",
-            "a node's latest snapshot never moves back, crashes included (the brief's S1)",
+            "a node's latest snapshot never moves back, crashes included",
             _SNAP),
     _always("SnapshotConsistent",
-            "a snapshot ending at N is the committed log up to N, epoch included (S2)", _SNAP),
+            "a snapshot ending at N is the committed log up to N, epoch included", _SNAP),
     _always("SnapshotAtLogStart", "a running node's log starts at a snapshot it holds", _SNAP),
     _always("LeaderNeverLoadsSnapshot",
             "only a follower installs a snapshot downloaded from the leader", _SNAP),
@@ -75,8 +75,8 @@ PROPERTIES: tuple[Property, ...] = (
             "past the committed log, a node's log holds at most one VotersRecord", _RECONFIG),
     _always("QuorumOverlap",
             "the voter set that elects a leader, and the one that commits an entry, have "
-            "majorities that meet those of the set that committed the entry before (the "
-            "brief's K1)", _RECONFIG),
+            "majorities that meet those of the set that committed the entry before",
+            _RECONFIG),
 
     _eventually("HealedClusterRecovers",
                 "once every fault has healed, a leader known to a majority of voters and a "
