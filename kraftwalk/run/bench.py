@@ -152,6 +152,14 @@ def measure_timed(base: RunConfig, seconds: float = 20.0, scenario: str = "leade
     return out
 
 
+def _made_by_row(res: dict) -> list[str]:
+    """The code that measured it: [] for a result recorded before benches said so."""
+    from kraftwalk.storage.provenance import made_by
+
+    v = res.get("versions") or {}
+    return [f"| made by | {made_by(v)} |"] if v.get("kernel_sources") else []
+
+
 def _numba_row(res: dict) -> list[str]:
     """The Numba the kernels ran on, and whether on the hooks or plain (13x apart):
     [] for a result recorded before benches said so."""
@@ -171,7 +179,7 @@ def render_timed_markdown(res: dict) -> str:
         f"| bytes of state per walk (walk + clock) | {res['bytes_per_walk']:,} |",
         f"| JIT (compile or load the timed kernels) | {res['jit_seconds']:.1f} s |",
         f"| walks measured | {res['walks']:,} in {res['seconds']:.1f} s |",
-        *_numba_row(res)]) + "\n"
+        *_numba_row(res), *_made_by_row(res)]) + "\n"
 
 
 def reference_speed(cfg: RunConfig, walks: int = 40) -> float:
@@ -220,7 +228,7 @@ def render_markdown(res: dict) -> str:
         f"| kernel speed-up over the reference model (per core) | "
         f"{res['kernel_speedup_over_reference']:,.0f}x |",
     ]
-    lines += _numba_row(res)
+    lines += _numba_row(res) + _made_by_row(res)
     if "cold_jit_seconds" in res:
         lines.append(f"| cold JIT (empty cache) | {res['cold_jit_seconds']:.1f} s |")
     lines.append(f"| warm start (cached: import + load) | {res['warm_start_seconds']:.2f} s |")

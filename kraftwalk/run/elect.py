@@ -256,7 +256,10 @@ def write_outputs(cfg: ElectConfig, out: Path, cells: list[CellResult], status: 
         write_table_atomic(out / "violations.parquet",
                            pa.concat_tables([c.violations for c in cells]))
         write_table_atomic(out / "summary.parquet", summary_table(summary))
-        write_text_atomic(out / "summary.md", render_markdown(summary, cfg))
+        from kraftwalk.storage.provenance import made_by
+
+        write_text_atomic(out / "summary.md", render_markdown(summary, cfg)
+                          + f"\nMade by {made_by()}.\n")
         plot_election_cdf([(c.kafka, c.voters, c.pre_vote, *c.hist.values("elect_us"),
                             c.hist.walks)
                            for c in cells], out / "elect-cdf.png",

@@ -195,8 +195,11 @@ def render_markdown(summary: list[dict], budget: float) -> str:
             f"{f(s['median_seconds'], '.2f')} | {f(s['min_seconds'], '.2f')}-{f(s['max_seconds'], '.2f')} | "
             f"{f(s['median_walks'], ',.0f')} | {f(s['median_steps'], ',.0f')} | "
             f"{s['steps_checked']:,} |")
+    from kraftwalk.storage.provenance import made_by
+
     kafka = f"Kafka {summary[0]['kafka']}; " if summary and summary[0].get("kafka") else ""
-    lines.append(f"\n{kafka}budget {budget:g} s per hunt; seconds exclude JIT.")
+    lines.append(f"\n{kafka}budget {budget:g} s per hunt; seconds exclude JIT; made by "
+                 f"{made_by()}.")
     return "\n".join(lines) + "\n"
 
 

@@ -22,7 +22,6 @@ from typing import Callable
 import numpy as np
 import pyarrow as pa
 
-from kraftwalk import __version__
 from kraftwalk.storage import rundir
 from kraftwalk.run.backends import (
     backend_session, check_backend, chunk_ranges, run_walks, start_workers, stream_chunks,
@@ -55,7 +54,9 @@ def versions() -> dict:
 
     from kraftwalk.kernels import jit
 
-    return {"kraftwalk": __version__, "python": sys.version.split()[0], "numpy": np.__version__,
+    from kraftwalk.storage.provenance import provenance
+
+    return {**provenance(), "python": sys.version.split()[0], "numpy": np.__version__,
             "numba": numba.__version__, "llvmlite": llvmlite.__version__,
             "numba_mode": jit.describe(), "pyarrow": pyarrow.__version__,
             "platform": platform.platform(), "machine": platform.machine()}

@@ -1,0 +1,37 @@
+"""Results say where they came from: the kraftwalk version, the checkout's commit and
+the kernel-source hash, in run.json and in the Markdown tables the commands write."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from kraftwalk import __version__
+from kraftwalk.config import RunConfig
+from kraftwalk.kernels.jit.numba_cache import kernel_sources_hash
+from kraftwalk.run.hunt import render_markdown
+from kraftwalk.run.runner import run_swarm
+from kraftwalk.storage.provenance import commit, made_by, provenance
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_provenance_names_version_commit_and_kernel_sources():
+    p = provenance()
+    assert p["kraftwalk"] == __version__
+    assert p["kernel_sources"] == kernel_sources_hash()[:16]
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
+                          capture_output=True, text=True)
+    if head.returncode == 0:  # a checkout: its commit, -dirty with local changes
+        assert re.fullmatch(re.escape(head.stdout.strip()) + r"(-dirty)?", commit())
+    assert made_by(p).startswith(f"kraftwalk {__version__}")
+    assert p["kernel_sources"] in made_by(p)
+
+
+def test_run_json_and_hunt_tables_record_it(tmp_path):
+    run_swarm(RunConfig(walks=200, depth=50, workers=1, out=str(tmp_path / "r")))
+    versions = json.loads((tmp_path / "r" / "run.json").read_text())["versions"]
+    assert {k: versions[k] for k in provenance()} == provenance()
+    md = render_markdown([], 30)
+    assert f"made by {made_by()}." in md
