@@ -34,7 +34,8 @@ def plot(
 
 def report(
     folder: Annotated[Optional[Path], typer.Argument(
-        help="A run folder (kraftwalk swarm) or a sweep folder (kraftwalk sweep).",
+        help="A run folder (kraftwalk swarm), a sweep folder (kraftwalk sweep) or an elect "
+        "folder (kraftwalk elect).",
         show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option(
         "--out", help="Folder for report.md and its PNG plots, created if missing "
@@ -42,11 +43,12 @@ def report(
 ) -> None:
     """Write a Markdown report with tables and PNG plots: violations by invariant and
     configuration, coverage of the reachability targets, walk statistics, and for a
-    sweep throughput per cell."""
+    sweep throughput per cell; for an elect folder, its election times per cell, their
+    CDF, and its violations with the replay command of each first one."""
     if folder is None:
         fail("give the run or sweep folder to report on (FOLDER)")
     if not folder.is_dir():
-        fail(f"{folder} is not a folder: give a run or sweep folder")
+        fail(f"{folder} is not a folder: give a run, sweep or elect folder")
     check_output_dir(out or folder / "report", "--out")
     from kraftwalk.commands.report_page import write_report
 

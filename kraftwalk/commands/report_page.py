@@ -1,4 +1,5 @@
-"""``kraftwalk report``: a Markdown page with tables and PNG plots of a run or a sweep.
+"""``kraftwalk report``: a Markdown page with tables and PNG plots of a run, a sweep or
+an elect folder.
 
 For a run: its violations by invariant (with the replay command of each first
 violating walk), coverage (each reachability target with its witness, steps per
@@ -198,21 +199,62 @@ def sweep_report(sweep: Path, out: Path) -> Path:
     return path
 
 
+# ---- an elect folder ----------------------------------------------------------------
+def elect_report(folder: Path, out: Path) -> Path:
+    """Its summary per release, cluster size and pre-vote setting (election-time
+    percentiles, split votes, downtime, disruptions), the election-time CDF, and the
+    liveness and safety violations per cell with the replay command of each first one."""
+    meta = _run_json(folder)
+    events = int(meta.get("events") or 0)
+    seconds = float(meta.get("seconds") or 0)
+    md = [f"# kraftwalk report: elect {folder.name}\n",
+          f"Status **{meta.get('status')}**: Kafka {', '.join(map(str, meta.get('kafka') or []))}; "
+          f"{events:,} checked events in {seconds:,.1f} s.\n"]
+    summary = folder / "summary.md"
+    if summary.is_file():  # elect's own table, with what its columns mean
+        md += ["## Election times\n", summary.read_text().strip() + "\n"]
+    cdf = folder / "elect-cdf.png"
+    if cdf.is_file():
+        shutil.copyfile(cdf, out / cdf.name)
+        md.append(f"![time to elect: CDF per cell]({cdf.name})\n")
+    violations = folder / "violations.parquet"
+    if violations.is_file():
+        t = rundir.read_file(violations, columns=["kafka", "voters", "pre_vote", "property",
+                                                  "walk"]).to_pylist()
+        md.append(f"## Violations: {len(t):,}\n")
+        if t:
+            first: dict[tuple, dict] = {}
+            counts: dict[tuple, int] = {}
+            for r in sorted(t, key=lambda r: r["walk"]):
+                key = (r["kafka"], r["voters"], r["pre_vote"], r["property"])
+                counts[key] = counts.get(key, 0) + 1
+                first.setdefault(key, r)
+            md.append(markdown_table(
+                ["kafka", "voters", "pre-vote", "property", "walks", "replay the first"],
+                [[k, str(v), "on" if p else "off", prop, f"{counts[key]:,}",
+                  f"`kraftwalk replay {folder} --kafka {k} --voters {v} --pre-vote "
+                  f"{'on' if p else 'off'} --walk {first[key]['walk']}`"]
+                 for key in counts for k, v, p, prop in [key]]))
+    path = out / REPORT
+    write_text_atomic(path, "\n".join(md))
+    return path
+
+
 def write_report(folder: str | Path, out: str | Path | None = None) -> Path:
-    """Write the report of the run or sweep in ``folder`` into ``out`` (default
-    ``folder/report``); returns the Markdown file."""
+    """Write the report of the run, sweep or elect folder ``folder`` into ``out``
+    (default ``folder/report``); returns the Markdown file."""
     from kraftwalk.run.sweep import is_sweep
 
     folder = Path(folder)
     if not folder.is_dir():
-        raise UsageError(f"{folder} is not a folder: give a run or sweep folder")
-    if _is_elect_folder(folder):  # before the report folder exists: nothing to remove
-        raise UsageError(f"{folder} is a `kraftwalk elect` folder; report takes a swarm run "
-                         f"or a sweep folder (elect wrote its tables to {folder / 'summary.md'})")
+        raise UsageError(f"{folder} is not a folder: give a run, sweep or elect folder")
+    elect = _is_elect_folder(folder)
     out = Path(out) if out is not None else folder / "report"
     made = _first_missing(out)
     out.mkdir(parents=True, exist_ok=True)
     try:
+        if elect:
+            return elect_report(folder, out)
         if is_sweep(folder):
             return sweep_report(folder, out)
         return run_report(folder, out)

@@ -101,12 +101,28 @@ def test_replay_and_shrink_without_a_violations_file_ask_for_a_walk(damaged, com
     one_line(res, str(damaged), VIOLATIONS, "--walk N")
 
 
-@pytest.mark.parametrize("damaged", ["intact", "garbage", "truncated", "missing columns", "gone"],
-                         indirect=True)
-def test_report_refuses_an_elect_folder_and_leaves_no_report_folder(damaged):
+@pytest.mark.parametrize("damaged", ["garbage", "truncated", "missing columns"], indirect=True)
+def test_report_names_the_damaged_violations_file_and_leaves_no_report_folder(damaged):
     res = runner.invoke(app, ["report", str(damaged)], env={"COLUMNS": "200"})
-    one_line(res, str(damaged), "kraftwalk elect", "summary.md")
+    one_line(res, str(damaged / VIOLATIONS))
     assert not (damaged / "report").exists()
+
+
+@pytest.mark.parametrize("damaged", ["intact", "gone"], indirect=True)
+def test_report_of_an_elect_folder(damaged, request):
+    """Its election-time table, the CDF, and each cell's violations with the replay
+    command of the first (none when violations.parquet is gone)."""
+    res = runner.invoke(app, ["report", str(damaged)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    md = (damaged / "report" / "report.md").read_text()
+    assert md.startswith(f"# kraftwalk report: elect {damaged.name}")
+    assert "| Kafka | voters | pre-vote | walks | elect p50 ms |" in md
+    assert (damaged / "report" / "elect-cdf.png").is_file() and "(elect-cdf.png)" in md
+    if request.node.callspec.params["damaged"] == "intact":
+        assert "| 4.3 | 3 | on | CutOffLeaderResigns |" in md
+        assert f"`kraftwalk replay {damaged} --kafka 4.3 --voters 3 --pre-vote on --walk " in md
+    else:
+        assert "## Violations" not in md
 
 
 @pytest.mark.parametrize("damaged", ["garbage"], indirect=True)
