@@ -19,11 +19,20 @@ def plot(
         "--out", help="PNG file to write, its folder created if missing "
         "(default: RUN_DIR/walks.png).")] = None,
 ) -> None:
-    """Plot a run's per-walk statistics (elections, leader changes, committed entries, ...)."""
+    """Plot a run's per-walk statistics (elections, leader changes, committed entries, ...);
+    of an elect folder, its timed walks' (time to elect, downtime, epochs, failed
+    pre-votes, lost and disruptive elections) per release, cluster size and pre-vote."""
     if run_dir is None:
         fail("give the run folder to plot (RUN_DIR)")
     check_output_file(out or Path(run_dir) / "walks.png", "--out")
+    from kraftwalk.counterexamples.timed_replay import is_elect_folder
     from kraftwalk.storage import rundir
+
+    if is_elect_folder(run_dir):
+        from kraftwalk.storage.plots import plot_elect_walks
+
+        Console().print(f"written: {plot_elect_walks(run_dir, out)}")
+        return
 
     if not any(rundir.has_dataset(run_dir, d) for d in (rundir.WALKS, rundir.HISTOGRAM)):
         fail(f"{run_dir} is not a run folder: it has no walks or walks_histogram dataset")

@@ -217,6 +217,10 @@ def elect_report(folder: Path, out: Path) -> Path:
     if cdf.is_file():
         shutil.copyfile(cdf, out / cdf.name)
         md.append(f"![time to elect: CDF per cell]({cdf.name})\n")
+    from kraftwalk.storage.plots import plot_elect_walks
+
+    md += ["## Per-walk statistics\n",
+           f"![per-walk statistics]({plot_elect_walks(folder, out / 'walks.png').name})\n"]
     violations = folder / "violations.parquet"
     if violations.is_file():
         t = rundir.read_file(violations, columns=["kafka", "voters", "pre_vote", "property",

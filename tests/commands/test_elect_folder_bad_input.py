@@ -118,6 +118,7 @@ def test_report_of_an_elect_folder(damaged, request):
     assert md.startswith(f"# kraftwalk report: elect {damaged.name}")
     assert "| Kafka | voters | pre-vote | walks | elect p50 ms |" in md
     assert (damaged / "report" / "elect-cdf.png").is_file() and "(elect-cdf.png)" in md
+    assert (damaged / "report" / "walks.png").is_file() and "(walks.png)" in md
     if request.node.callspec.params["damaged"] == "intact":
         assert "| 4.3 | 3 | on | CutOffLeaderResigns |" in md
         assert f"`kraftwalk replay {damaged} --kafka 4.3 --voters 3 --pre-vote on --walk " in md
@@ -135,3 +136,10 @@ def test_a_real_process_prints_one_line_and_no_traceback(damaged):
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("kraftwalk: error: "), proc.stderr
     assert str(damaged / VIOLATIONS) in lines[0]
+
+
+@pytest.mark.parametrize("damaged", ["intact"], indirect=True)
+def test_plot_of_an_elect_folder(damaged, tmp_path):
+    res = runner.invoke(app, ["plot", str(damaged), "--out", str(tmp_path / "w.png")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "w.png").stat().st_size > 10_000
