@@ -16,6 +16,16 @@ from kraftwalk.errors import UsageError
 
 
 def is_elect_folder(run_dir: str | Path) -> bool:
+    """Whether ``run_dir`` was written by ``kraftwalk elect``: its run.json says so (the
+    command that made it); a folder from before run.json did, by its config's scenario."""
+    import json
+
+    try:
+        made_by = json.loads((Path(run_dir) / "run.json").read_text()).get("command")
+    except (OSError, ValueError, AttributeError):
+        made_by = None
+    if made_by is not None:
+        return made_by == "elect"
     cfg = Path(run_dir) / "config.toml"
     return cfg.is_file() and "scenario" in read_toml(cfg, "config file")
 

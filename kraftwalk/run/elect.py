@@ -268,7 +268,7 @@ def write_outputs(cfg: ElectConfig, out: Path, cells: list[CellResult], status: 
     infos = [c.info for c in cells]
     seconds = sum(c["seconds"] for c in infos)
     events = sum(c["events"] for c in infos)
-    run = {"status": status, "started": started, "kafka": list(cfg.kafka),
+    run = {"command": "elect", "status": status, "started": started, "kafka": list(cfg.kafka),
            "config": cfg.to_toml(), "cells": infos,
            "seconds": round(seconds, 3), "events": events,
            "events_per_second": round(events / seconds) if seconds else None,

@@ -195,7 +195,8 @@ def _run_swarm(cfg: RunConfig, progress: Progress | None,
     inv_names, _, bound_names, _ = names()
     col_steps, col_disabled, col_bound = (x - STATS_BASE for x in (S_STEPS, S_DISABLED,
                                                                     S_BOUND_HIT))
-    state = {"run_id": run_id, "out_dir": str(out), "status": "running", "pid": os.getpid(),
+    state = {"command": "swarm", "run_id": run_id, "out_dir": str(out), "status": "running",
+             "pid": os.getpid(),
              "started_at": _now(), "walks": 0, "steps": 0, "disabled_attempts": 0,
              "violations": 0, "violations_by_invariant": Counter(), "bound_hits": Counter(),
              "first_violations": [], "jit_seconds": 0.0, "startup_seconds": 0.0,

@@ -1,9 +1,10 @@
 """A `kraftwalk elect` folder whose violations.parquet is damaged (garbage, cut in
 half, empty, columns missing or of the wrong type) or gone: replay and shrink say so in
-one stderr line naming the file, exit 2, never a traceback. report takes no elect
-folder at all: it says so (one line, exit 2) and leaves no report/ folder behind."""
+one stderr line naming the file, exit 2, never a traceback; so does report, and it
+leaves no report/ folder behind. An intact elect folder reports and plots."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -57,6 +58,7 @@ def elect_dir(tmp_path_factory):
                             "12", "--workers", "1", "--seed", "3", "--out", str(out)])
     assert r.exit_code == 13, r.output  # a liveness violation found
     assert pq.read_table(out / VIOLATIONS).num_rows > 0
+    assert json.loads((out / "run.json").read_text())["command"] == "elect"
     return out
 
 

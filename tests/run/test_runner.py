@@ -33,6 +33,7 @@ def test_run_folder_files_and_summary(tmp_path):
         "walks"]  # .lock: kraftwalk.storage.lock
     meta = json.loads((out / "run.json").read_text())
     assert meta["status"] == "finished" and meta["walks"] == 600 == res["walks"]
+    assert meta["command"] == "swarm"  # what made the folder (an elect's says elect)
     assert meta["walks_saved"] == 600 and meta["steps"] == res["steps"] > 0
     assert meta["versions"]["numba"] and meta["config"]["seed"] == 5
     walks = read(out)
