@@ -34,6 +34,11 @@ def plot(
         Console().print(f"written: {plot_elect_walks(run_dir, out)}")
         return
 
+    from kraftwalk.run.sweep import is_sweep
+
+    if is_sweep(run_dir):  # a plot per cell: one folder's plot is one cell's
+        fail(f"{run_dir} is a sweep folder: plot one of its cells ({run_dir}/cells/"
+             f"<setting>=<value>/...), or `kraftwalk report {run_dir}` for every cell")
     if not any(rundir.has_dataset(run_dir, d) for d in (rundir.WALKS, rundir.HISTOGRAM)):
         fail(f"{run_dir} is not a run folder: it has no walks or walks_histogram dataset")
     from kraftwalk.storage.plots import plot_run

@@ -217,3 +217,18 @@ def test_histogram_cells_have_the_same_means_as_row_cells(swept, tmp_path):
     for g, w in zip(got, want):
         assert {k: pytest.approx(v) for k, v in g.items()} == w
     assert (tmp_path / "h" / "walks_histogram").is_dir() and not (tmp_path / "h" / "walks").exists()
+
+
+def test_plot_takes_a_cell_and_points_a_sweep_to_its_cells(swept, tmp_path):
+    from typer.testing import CliRunner
+
+    from kraftwalk.cli import app
+
+    out, _ = swept
+    runner = CliRunner()
+    cell = next((out / "cells").glob("*/*"))
+    res = runner.invoke(app, ["plot", str(cell), "--out", str(tmp_path / "cell.png")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "cell.png").stat().st_size > 10_000
+    res = runner.invoke(app, ["plot", str(out)], env={"COLUMNS": "200"})
+    assert res.exit_code == 2 and "is a sweep folder: plot one of its cells" in res.stderr
