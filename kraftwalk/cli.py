@@ -177,13 +177,14 @@ def program() -> None:
 
 def _stop_local_workers() -> None:
     """Shut down joblib's reusable loky pool, if this process started one (an exit
-    handler would otherwise wait for its idle workers)."""
+    handler would otherwise wait for its idle workers). Its workers are asked to end,
+    not killed: a killed one can leave a lock loky's resource tracker warns about."""
     import sys
 
     loky = sys.modules.get("joblib.externals.loky.reusable_executor")
     pool = getattr(loky, "_executor", None)
     if pool is not None:
-        pool.shutdown(wait=True, kill_workers=True)
+        pool.shutdown(wait=True)
 
 
 if __name__ == "__main__":  # `python -m kraftwalk.cli` before the package is installed
