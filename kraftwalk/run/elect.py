@@ -21,12 +21,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kraftwalk.elect_config import ElectConfig
-from kraftwalk.storage.elect_stats import Histogram, summarize_cell
+from kraftwalk.storage.elect_stats import HISTOGRAM_DIR, WALKS_DIR, Histogram, summarize_cell
 from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
 
 PART_WALKS = 50_000
-WALKS_DIR = "walks"
-HISTOGRAM_DIR = "walks_histogram"
+
+
 def property_names() -> tuple[str, ...]:
     """Every property's name, indexed by its id (the violation code minus one)."""
     from kraftwalk.vocabulary.properties import INVARIANT_NAMES, LIVENESS_NAMES

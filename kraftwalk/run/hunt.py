@@ -181,6 +181,7 @@ def render_markdown(summary: list[dict], budget: float) -> str:
     def f(x, fmt):
         return "-" if x is None else format(x, fmt)
 
+    from kraftwalk.storage.provenance import made_by
     from kraftwalk.vocabulary.mutations import MUTATIONS
 
     lines = ["| mutation | Kafka bug | weights | found | caught by | median s | range s | "
@@ -195,8 +196,6 @@ def render_markdown(summary: list[dict], budget: float) -> str:
             f"{f(s['median_seconds'], '.2f')} | {f(s['min_seconds'], '.2f')}-{f(s['max_seconds'], '.2f')} | "
             f"{f(s['median_walks'], ',.0f')} | {f(s['median_steps'], ',.0f')} | "
             f"{s['steps_checked']:,} |")
-    from kraftwalk.storage.provenance import made_by
-
     kafka = f"Kafka {summary[0]['kafka']}; " if summary and summary[0].get("kafka") else ""
     lines.append(f"\n{kafka}budget {budget:g} s per hunt; seconds exclude JIT; made by "
                  f"{made_by()}.")

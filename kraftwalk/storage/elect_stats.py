@@ -10,6 +10,8 @@ import numpy as np
 import pyarrow as pa
 
 US_PER_MS = 1000
+WALKS_DIR = "walks"  # an elect folder's walk rows, one Parquet file per part
+HISTOGRAM_DIR = "walks_histogram"  # or its counts (--walk-stats histogram)
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99_9", 0.999))
 
 

@@ -194,39 +194,38 @@ def plot_election_cdf(cells, path: str | Path, title: str) -> Path:
     return _save(fig, Path(path))
 
 
-# An elect folder's per-walk statistics: (column, title, a time in microseconds?)
-ELECT_STATS = (("elect_us", "time to elect (ms)", True),
-               ("unavailable_us", "downtime (ms)", True),
-               ("election_epochs", "epochs to elect", False),
-               ("failed_pre_votes", "failed pre-votes", False),
-               ("lost_elections", "lost elections", False),
-               ("disruptive_elections", "disruptive elections", False))
+# An elect folder's per-walk statistics: (column, title); a *_us column is a time
+ELECT_STATS = (("elect_us", "time to elect (ms)"), ("unavailable_us", "downtime (ms)"),
+               ("election_epochs", "epochs to elect"), ("failed_pre_votes", "failed pre-votes"),
+               ("lost_elections", "lost elections"),
+               ("disruptive_elections", "disruptive elections"))
 
 
 def _elect_counts(folder: Path) -> dict[tuple, dict[str, tuple[np.ndarray, np.ndarray, int]]]:
     """Per cell (release, voters, pre-vote): each ELECT_STATS column's values (ms for
-    times), how many walks had each, and the cell's walks; from the walks/ rows, else
-    the walks_histogram/ counts."""
+    times, rounded down as elect's histogram has them), how many walks had each, and
+    the cell's walks; from the walks/ rows, else the walks_histogram/ counts."""
     import pyarrow.parquet as pq
 
     from kraftwalk.errors import UsageError
+    from kraftwalk.storage.elect_stats import HISTOGRAM_DIR, US_PER_MS, WALKS_DIR, is_time
 
     cells: dict[tuple, dict] = {}
-    names = [s for s, _, _ in ELECT_STATS]
-    rows = folder / "walks"
+    names = [s for s, _ in ELECT_STATS]
+    rows = folder / WALKS_DIR
     if rows.is_dir() and any(rows.glob("*.parquet")):
         t = pq.read_table(rows, columns=["kafka", "voters", "pre_vote", *names]).to_pandas()
         for key, g in t.groupby(["kafka", "voters", "pre_vote"], observed=True):
             cells[key] = {}
-            for s, _, is_time in ELECT_STATS:
-                v = g[s].dropna().to_numpy()
-                v = v // 1000 if is_time else v
-                vals, cnt = np.unique(v, return_counts=True)
+            for s in names:
+                v = g[s].dropna().to_numpy()  # null: not measured in that walk
+                vals, cnt = np.unique(v // US_PER_MS if is_time(s) else v, return_counts=True)
                 cells[key][s] = (vals, cnt, len(g))
         return cells
-    hist = folder / "walks_histogram"
+    hist = folder / HISTOGRAM_DIR
     if not (hist.is_dir() and any(hist.glob("*.parquet"))):
-        raise UsageError(f"{folder} has no walks or walks_histogram folder of Parquet parts")
+        raise UsageError(f"{folder} has no {WALKS_DIR} or {HISTOGRAM_DIR} folder of Parquet "
+                         "parts")
     t = pq.read_table(hist).to_pandas()
     t = t.groupby(["kafka", "voters", "pre_vote", "stat", "value"], observed=True,
                   as_index=False)["count"].sum()
@@ -234,7 +233,7 @@ def _elect_counts(folder: Path) -> dict[tuple, dict[str, tuple[np.ndarray, np.nd
         walks = int(g[g["stat"] == "events"]["count"].sum())  # every walk has a count
         # (its times are in ms already; a walk that never measured one has no value)
         cells[key] = {}
-        for s, _, _ in ELECT_STATS:
+        for s in names:
             part = g[(g["stat"] == s) & (g["value"] >= 0)]
             cells[key][s] = (part["value"].to_numpy(), part["count"].to_numpy(), walks)
     return cells
@@ -245,12 +244,15 @@ def plot_elect_walks(folder: str | Path, path: str | Path | None = None) -> Path
     cluster size and pre-vote setting, on log-scale shares (the tails are where the
     slow elections are): for times the share of walks slower than each time (log axes;
     a per-millisecond histogram is noise), for counts the share with each count."""
+    from kraftwalk.storage.elect_stats import is_time
+
     folder = Path(folder)
     path = Path(path) if path else folder / "walks.png"
     cells = _elect_counts(folder)
     fig, axes = plt.subplots(2, 3, figsize=(13, 7))
     colors = plt.get_cmap("viridis")
-    for ax, (s, title, is_time) in zip(axes.flat, ELECT_STATS):
+    for ax, (s, title) in zip(axes.flat, ELECT_STATS):
+        timed = is_time(s)
         for n, ((k, v, p), stats) in enumerate(cells.items()):
             vals, cnt, walks = stats[s]
             if len(vals) == 0:
@@ -258,24 +260,24 @@ def plot_elect_walks(folder: str | Path, path: str | Path | None = None) -> Path
             style = dict(linestyle="--" if p else "-",
                          color=colors(0.9 * n / max(len(cells) - 1, 1)),
                          label=f"Kafka {k}, {v} voters, pre-vote {'on' if p else 'off'}")
-            if is_time:  # walks never measured (no election) count as slower than all
+            if timed:  # walks never measured (no election) count as slower than all
                 slower = 1 - np.cumsum(cnt) / max(walks, 1)
                 ax.step(vals, np.maximum(slower, 0.5 / max(walks, 1)), where="post", **style)
             else:  # points: a count no walk had is a gap, not a step
                 ax.plot(vals, cnt / max(walks, 1), marker="o", ms=3, **style)
         ax.set_yscale("log")
-        if is_time:
+        if timed:
             ax.set_xscale("log")
             ax.set_xlabel("ms (log scale)")
         else:  # counts from 0, whole numbers, room even when every walk had one value
             ax.set_xlim(-0.5, max(ax.get_xlim()[1], 1.5))
             ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.set_title(title)
-        ax.set_ylabel("share of walks slower (log)" if is_time else "share of walks (log)")
+        ax.set_ylabel("share of walks slower (log)" if timed else "share of walks (log)")
         ax.grid(True, which="both", alpha=0.3)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=7)
-    fig.subplots_adjust(bottom=0.08 + 0.025 * ((len(labels) + 2) // 3))
     fig.suptitle(f"{folder.name}: per-walk statistics of the timed walks")
+    # the subplots above the legend's rows, three labels a row
     fig.tight_layout(rect=(0, 0.03 + 0.025 * ((len(labels) + 2) // 3), 1, 1))
     return _save(fig, path)

@@ -35,13 +35,23 @@ class Process:
         self.reader.start()
         self.family: set[int] = set()
 
-    def wait_for(self, text: str, timeout: float = 300) -> None:
+    def wait_until(self, ready, what: str, timeout: float = 300, every: float = 0.01) -> None:
+        """Poll ``ready()`` until it holds; the process must live that long."""
         deadline = time.monotonic() + timeout
-        while not any(text in line for line in self.err):
+        while not ready():
             assert self.proc.poll() is None, "".join(self.err)
-            assert time.monotonic() < deadline, f"never printed {text!r}: {''.join(self.err)}"
+            assert time.monotonic() < deadline, f"never {what}: {''.join(self.err)}"
+            time.sleep(every)
+
+    def wait_for(self, text: str) -> None:
+        def printed() -> bool:
             self.family |= descendants(self.proc.pid)
-            time.sleep(0.02)
+            return any(text in line for line in self.err)
+
+        self.wait_until(printed, f"printed {text!r}", every=0.02)
+
+    def has_children(self, n: int) -> bool:
+        return len(descendants(self.proc.pid)) >= n
 
     def stop(self, sig: int) -> tuple[int, str]:
         self.family |= descendants(self.proc.pid)
@@ -56,6 +66,14 @@ class Process:
         while any(alive(p) for p in self.family) and time.monotonic() < deadline:
             time.sleep(0.2)
         return [p for p in self.family if alive(p)]
+
+
+def json_field(path, key):
+    """``key`` of the JSON file at ``path``, None while it is missing or half-written."""
+    try:
+        return json.loads(path.read_text())[key]
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def assert_stopped(code: int, err: str, sig: int) -> None:
@@ -91,9 +109,8 @@ def test_kill_9_while_precompiling_leaves_no_process(tmp_path):
     """The precompile pool's workers watch the job from the moment they start."""
     p = Process([*HUNT, "--out", str(tmp_path)])
     p.wait_for("compiling 3 kernel variants")
-    deadline = time.monotonic() + 60
-    while len(descendants(p.proc.pid)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)  # the two workers and loky's resource tracker
+    # the two workers and loky's resource tracker
+    p.wait_until(lambda: p.has_children(3), "started its pool", timeout=60, every=0.05)
     time.sleep(0.5)
     p.stop(signal.SIGKILL)
     assert len(p.family) >= 3
@@ -104,10 +121,7 @@ def test_kill_9_while_precompiling_leaves_no_process(tmp_path):
 def test_kill_9_while_the_workers_start_leaves_no_process(tmp_path, moment):
     out = tmp_path / "r"
     p = Process(["swarm", "--walks", "1000000", "--workers", "2", "--out", str(out)])
-    deadline = time.monotonic() + 120
-    while not descendants(p.proc.pid):
-        assert time.monotonic() < deadline and p.proc.poll() is None, "".join(p.err)
-        time.sleep(0.01)
+    p.wait_until(lambda: p.has_children(1), "started a worker", timeout=120)
     time.sleep(moment)
     p.stop(signal.SIGKILL)
     assert not p.left_behind(), "processes outlived the killed run"
@@ -119,15 +133,9 @@ def test_a_sweep_stopped_between_cells_says_so_and_resumes(tmp_path):
                     "chunk_walks = 512\n[grid]\nvoters = [3, 5, 7]\n")
     out = tmp_path / "s"
     p = Process(["sweep", str(spec), "--out", str(out)])
-    deadline = time.monotonic() + 300
-    while True:  # the moment the first cell is recorded as finished
-        try:
-            if json.loads((out / "sweep.json").read_text())["cells_finished"] >= 1:
-                break
-        except (OSError, ValueError, KeyError):
-            pass
-        assert time.monotonic() < deadline and p.proc.poll() is None, "".join(p.err)
-        time.sleep(0.005)
+    # the moment the first cell is recorded as finished
+    p.wait_until(lambda: (json_field(out / "sweep.json", "cells_finished") or 0) >= 1,
+                 "finished a cell", every=0.005)
     code, err = p.stop(signal.SIGTERM)
     if code == 0:
         pytest.skip("the sweep ended before the signal came")  # a very fast machine
@@ -148,15 +156,8 @@ def test_a_stop_as_the_summary_is_printed(tmp_path):
         out = tmp_path / f"r{attempt}"
         p = Process(["swarm", "--walks", "3000", "--depth", "100", "--workers", "2",
                      "--out", str(out)])
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                if json.loads((out / rundir.RUN_JSON).read_text())["status"] == "finished":
-                    break
-            except (OSError, ValueError, KeyError):
-                pass
-            assert time.monotonic() < deadline and p.proc.poll() is None, "".join(p.err)
-            time.sleep(0.002)
+        p.wait_until(lambda: json_field(out / rundir.RUN_JSON, "status") == "finished",
+                     "finished", every=0.002)
         code, err = p.stop(signal.SIGTERM)
         seen.add(code)
         assert "Traceback" not in err and "Warning" not in err, err
@@ -174,10 +175,7 @@ ELECT = ["elect", "--kafka", "3.9", "--kafka", "4.3", "--voters", "3", "--walks"
 def _in_elects_precompile(p: Process) -> None:
     """Until the precompile pool's workers run (two releases: two kernel variants side
     by side) and no cell has finished."""
-    deadline = time.monotonic() + 120
-    while len(descendants(p.proc.pid)) < 2:
-        assert time.monotonic() < deadline and p.proc.poll() is None, "".join(p.err)
-        time.sleep(0.01)
+    p.wait_until(lambda: p.has_children(2), "started its precompile pool", timeout=120)
     assert not any("voters, pre-vote" in line for line in p.err)
 
 
