@@ -56,7 +56,8 @@ rm -rf "$H"
 # The mutations that are Kafka's own bugs (their JIRA in the table), every one in 5 of 5 seeds.
 H=$(mktemp -d)
 kraftwalk hunt --mutation hw-at-epoch-start --mutation restarted-leader-keeps-leading \
-    --mutation no-check-quorum --seeds 5 \
+    --mutation no-check-quorum --mutation no-flush-after-append \
+    --mutation observer-skips-flush --mutation non-voter-candidate --seeds 5 \
     --duration 30 --out "$H" --name hunt-kafka-bugs
 mv "$H/hunt-kafka-bugs.md" "$H/hunt-kafka-bugs.parquet" "$R/"
 rm -rf "$H"

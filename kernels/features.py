@@ -29,3 +29,6 @@ MUT_RECONFIG_BEFORE_COMMIT = MUTATION_BIT["reconfig-before-commit"]  # single-se
 MUT_TWO_PENDING_CHANGES = MUTATION_BIT["two-pending-changes"]
 MUT_WIPED_SAME_ID = MUTATION_BIT["wiped-replica-same-id"]
 MUT_HW_AT_EPOCH_START = MUTATION_BIT["hw-at-epoch-start"]  # KAFKA-12619
+MUT_NO_FLUSH_AFTER_APPEND = MUTATION_BIT["no-flush-after-append"]  # KAFKA-10533
+MUT_OBSERVER_SKIPS_FLUSH = MUTATION_BIT["observer-skips-flush"]  # KAFKA-17332
+MUT_NON_VOTER_CANDIDATE = MUTATION_BIT["non-voter-candidate"]  # KAFKA-17067

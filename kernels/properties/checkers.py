@@ -25,7 +25,7 @@ from ..state.layout import (
     GN_PREV_EPOCH, GN_PREV_LEADER_EPOCH, GN_PREV_LOG_END, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
     G_LEADER_HW_EPOCH, G_REACH, G_VOTE, HW, LEADER, LOG_END, GN_LOADED, GN_PREV_SNAP_END,
     LOG_START, SNAP_END, SNAP_EPOCH, START_EPOCH, LOG_HASH, PREV_HASH, P_NODES, ROLE, S_COMMITTED, S_STEPS, UP, VOTED_ID, V_EPOCH, V_INVARIANT,
-    G_COMMIT_VOTERS, GN_HW_VOTERS, RESIGNED, DIR,
+    G_COMMIT_VOTERS, GN_HW_VOTERS, RESIGNED, DIR, CANDIDATE, PROSPECTIVE,
     V_NODE_A, V_NODE_B, V_OFFSET, V_STEP, T_ENTRY_COMMITTED,
 )
 from ..state.coverage import reach
@@ -56,6 +56,7 @@ SNAPSHOT_AT_LOG_START = _ID["SnapshotAtLogStart"]
 LEADER_NEVER_LOADS_SNAPSHOT = _ID["LeaderNeverLoadsSnapshot"]
 AT_MOST_ONE_UNCOMMITTED_VOTER_SET = _ID["AtMostOneUncommittedVoterSet"]
 QUORUM_OVERLAP = _ID["QuorumOverlap"]
+CANDIDATE_IS_VOTER = _ID["CandidateIsVoter"]
 N_INVARIANTS = len(INVARIANT_NAMES)
 ALL_CHECKS = (1 << N_INVARIANTS) - 1
 
@@ -177,7 +178,7 @@ def check_node(w, i, checks):
 
 @kernel
 def check_epoch_and_vote(w, i, e, voter, checks):
-    """Epochs and votes: EpochMonotonic and VoteUniqueness of node i."""
+    """Epochs and votes: EpochMonotonic, VoteUniqueness and CandidateIsVoter of node i."""
     # EpochMonotonic: the (persisted) epoch never goes down, crashes included.
     if checks & (1 << EPOCH_MONOTONIC):
         if e < w.node[GN_PREV_EPOCH, i]:
@@ -191,6 +192,12 @@ def check_epoch_and_vote(w, i, e, voter, checks):
             w.ghost[G_VOTE + i, e] = w.node[VOTED_ID, i]
         elif prev != w.node[VOTED_ID, i] and checks & (1 << VOTE_UNIQUENESS):
             report(w, VOTE_UNIQUENESS, i, w.node[VOTED_ID, i], e, -1)
+
+    # CandidateIsVoter: only a voter (in its own view) runs for election.
+    if not voter and checks & (1 << CANDIDATE_IS_VOTER) and w.node[UP, i] == 1:
+        r = w.node[ROLE, i]
+        if r == CANDIDATE or r == PROSPECTIVE:
+            report(w, CANDIDATE_IS_VOTER, i, -1, e, -1)
 
 
 @kernel

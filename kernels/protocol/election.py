@@ -9,7 +9,7 @@ from ..jit import kernel
 
 from ..properties.checkers import record_vote_granted
 from ..state.coverage import reach
-from ..features import DISK_LOSS, MUT_DOUBLE_VOTE, PRE_VOTE
+from ..features import DISK_LOSS, MUT_DOUBLE_VOTE, MUT_NON_VOTER_CANDIDATE, PRE_VOTE
 from ..state.layout import (
     BOUND_EPOCH, CANDIDATE, C_NEXT_CORR, DIR, EPOCH, ERR_FENCED_LEADER_EPOCH,
     ERR_INVALID_VOTER_KEY, ERR_NONE, FOLLOWER, F_CANDIDATE_DIR, F_VOTER_DIR, VOTED_DIR,
@@ -59,11 +59,13 @@ def prospective_transition_after_election_loss(w, i):
 
 
 @kernel
-def election_timeout_enabled(w, i):
+def election_timeout_enabled(w, i, features):
     if w.node[UP, i] == 0:
         return False
     r = w.node[ROLE, i]
     if not is_voter(w, i):
+        if features & MUT_NON_VOTER_CANDIDATE and r == UNATTACHED and w.node[VOTED_ID, i] >= 0:
+            return True  # KAFKA-17067: pollVoted's timer, whoever cast the vote
         # a leader removed from the voters (KIP-853), now Resigned, whose election timer
         # ends its epoch. (An observer's fetch timeout changes no role: 3.9-4.1 turn to
         # the bootstrap voters, a Fetch target request_targets already allows.)
@@ -76,7 +78,11 @@ def on_election_timeout(w, i, features):
     """The election timer (Unattached, Prospective, Candidate, Resigned) or the fetch
     timer (Follower) of node i expires: Kafka's poll* methods."""
     r = w.node[ROLE, i]
-    if r == UNATTACHED or r == FOLLOWER:
+    if features & MUT_NON_VOTER_CANDIDATE and r == UNATTACHED and not is_voter(w, i):
+        # KAFKA-17067: pollVoted -> transitionToCandidate (no pre-vote in that code)
+        if transition_to_candidate(w, i):
+            maybe_transition_forward(w, i)
+    elif r == UNATTACHED or r == FOLLOWER:
         start_election(w, i, features)
     elif r == PROSPECTIVE:
         prospective_transition_after_election_loss(w, i)

@@ -9,7 +9,8 @@ from ..jit import kernel
 
 from ..features import (
     DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_HW_AT_EPOCH_START, MUT_NO_CHECK_QUORUM,
-    MUT_NO_FETCH_TIMER_RESET, RECONFIG, SNAPSHOTS,
+    MUT_NO_FETCH_TIMER_RESET, MUT_NO_FLUSH_AFTER_APPEND, MUT_OBSERVER_SKIPS_FLUSH, RECONFIG,
+    SNAPSHOTS,
 )
 from ..state.layout import (
     ACKED_MASK, C_NEXT_CORR, P_NODES, C_NEXT_VALUE, ENTRY_EPOCH, ENTRY_VALUE, EPOCH, EPOCH_START,
@@ -104,10 +105,13 @@ def handle_fetch_response(w, s, features):
                     break  # KAFKA-18723: never append a batch from a future epoch
                 if not append_entry(w, i, e, m[F_RECORDS + 2 * q + 1]):
                     break
-            if is_voter(w, i) or features & RECONFIG:
+            if features & MUT_NO_FLUSH_AFTER_APPEND:
+                pass  # KAFKA-10533: the next Fetch reports an unflushed end
+            elif is_voter(w, i) or (features & RECONFIG and not features & MUT_OBSERVER_SKIPS_FLUSH):
                 # voters flush before their next Fetch reports the offset; with voter
-                # changes every follower does (Kafka's followersAlwaysFlush): an observer
-                # being added is a voter in the leader's view before it is in its own
+                # changes every follower does (Kafka's followersAlwaysFlush, KAFKA-17332):
+                # an observer being added is a voter in the leader's view before it is in
+                # its own
                 flush(w, i)
         hw = m[F_HW]
         if hw >= 0:
@@ -271,6 +275,13 @@ def finish_poll(w, i, features):
     """Before a voter handles any other event, the poll in which it appended has ended,
     and with it Kafka's flushLeaderLog (maybeAppendBatches appends, then flushes, in
     one poll; followers flush in appendAsFollower). Only a crash falls in between."""
+    if features & MUT_NO_FLUSH_AFTER_APPEND:
+        # KAFKA-10533: no flush; the leader counts its log end as it stands
+        if w.node[ROLE, i] == LEADER and w.peer[REPLICA_END, i, i] < w.node[LOG_END, i]:
+            w.peer[REPLICA_END, i, i] = w.node[LOG_END, i]
+            w.peer[REPLICA_DIR, i, i] = w.node[DIR, i]
+            maybe_update_high_watermark(w, i, features)
+        return
     if ((is_voter(w, i) or w.node[ROLE, i] == LEADER)
             and w.node[FLUSHED_END, i] < w.node[LOG_END, i]):
         flush_log(w, i, features)  # (a leader removed from the voters still flushes)

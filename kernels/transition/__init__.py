@@ -158,7 +158,7 @@ def node_family_enabled(w, f, i, features):
     if f == FAM_CRASH:
         return True
     if f == FAM_TIMEOUT:
-        return election_timeout_enabled(w, i)
+        return election_timeout_enabled(w, i, features)
     if f == FAM_SEND:
         return request_targets(w, i, features) != 0
     if f == FAM_FLUSH:

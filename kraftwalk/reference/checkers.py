@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from kraftwalk.kernels.properties.checkers import (
-    AT_MOST_ONE_UNCOMMITTED_VOTER_SET, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, EPOCH_MONOTONIC,
+    AT_MOST_ONE_UNCOMMITTED_VOTER_SET, CANDIDATE_IS_VOTER, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY,
+    EPOCH_MONOTONIC,
     HIGH_WATERMARK_MONOTONIC, HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY,
     LEADER_COMPLETENESS, LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING,
     MAJORITY_REACHED_HIGH_WATERMARK, OBSERVER_CONSISTENCY, QUORUM_OVERLAP,
@@ -41,7 +42,7 @@ from kraftwalk.kernels.properties.checkers import (
     VOTE_UNIQUENESS,
 )
 from kraftwalk.kernels.features import DISK_LOSS, RECONFIG, SNAPSHOTS
-from kraftwalk.kernels.state.layout import LEADER, RESIGNED
+from kraftwalk.kernels.state.layout import CANDIDATE, LEADER, PROSPECTIVE, RESIGNED
 
 from .voters import (
     is_voter, is_voters_record, majorities_intersect, majority_of, voter_keys, voters,
@@ -153,8 +154,8 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
 
     The order decides which violation is kept when one step breaks several invariants
     (the kernel's order): first what a protocol handler found mid-step; then node by node
-    its own invariants (EpochMonotonic, VoteUniqueness, and for a leader ElectionSafety,
-    LeaderAppendOnly, QuorumOverlap if newly leading, LeaderCompleteness,
+    its own invariants (EpochMonotonic, VoteUniqueness, CandidateIsVoter, and for a leader
+    ElectionSafety, LeaderAppendOnly, QuorumOverlap if newly leading, LeaderCompleteness,
     CommitCurrentEpoch; HighWatermarkValid; StateMachineSafety/ObserverConsistency, and
     QuorumOverlap if it grows the committed log; the snapshot invariants;
     AtMostOneUncommittedVoterSet; LogMatching for the entries it wrote in this step);
@@ -188,6 +189,10 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
             prev = h.votes.setdefault((i, node.dir, e), node.voted_id)
             if prev != node.voted_id:
                 report(VOTE_UNIQUENESS, i, node.voted_id, e)
+
+        # CandidateIsVoter: only a voter (in its own view) runs for election.
+        if node.up and node.role in (PROSPECTIVE, CANDIDATE) and not is_voter(c, node):
+            report(CANDIDATE_IS_VOTER, i, -1, e)
 
         if node in leaders:
             # ElectionSafety: at most one leader per epoch, over the whole history.

@@ -7,7 +7,7 @@ becomes Candidate directly.
 """
 from __future__ import annotations
 
-from kraftwalk.kernels.features import DISK_LOSS, MUT_DOUBLE_VOTE, PRE_VOTE
+from kraftwalk.kernels.features import DISK_LOSS, MUT_DOUBLE_VOTE, MUT_NON_VOTER_CANDIDATE, PRE_VOTE
 from kraftwalk.kernels.state.layout import (
     BOUND_EPOCH, CANDIDATE, ERR_FENCED_LEADER_EPOCH, ERR_INVALID_VOTER_KEY, ERR_NONE, FOLLOWER,
     LEADER, PROSPECTIVE, RESIGNED, UNATTACHED, VOTE_REQUEST, VOTE_RESPONSE,
@@ -58,6 +58,9 @@ def election_timeout_enabled(c, node) -> bool:
     if not node.up:
         return False
     if not is_voter(c, node):
+        if (c.features & MUT_NON_VOTER_CANDIDATE and node.role == UNATTACHED
+                and node.voted_id is not None):
+            return True   # KAFKA-17067: pollVoted's timer, whoever cast the vote
         return node.role == RESIGNED
     return node.role != LEADER
 
@@ -66,7 +69,11 @@ def on_election_timeout(c, node) -> None:
     """The election timer (Unattached, Prospective, Candidate, Resigned) or the fetch timer
     (Follower) of a node expires: Kafka's poll* methods."""
     r = node.role
-    if r in (UNATTACHED, FOLLOWER):
+    if c.features & MUT_NON_VOTER_CANDIDATE and r == UNATTACHED and not is_voter(c, node):
+        # KAFKA-17067: pollVoted -> transitionToCandidate (no pre-vote in that code)
+        if transition_to_candidate(c, node):
+            maybe_transition_forward(c, node)
+    elif r in (UNATTACHED, FOLLOWER):
         start_election(c, node)
     elif r == PROSPECTIVE:
         prospective_transition_after_election_loss(c, node)

@@ -9,8 +9,8 @@ leader's epochStartOffset, i.e. once an entry of its own epoch is on a majority.
 from __future__ import annotations
 
 from kraftwalk.kernels.features import (
-    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_HW_AT_EPOCH_START, MUT_NO_CHECK_QUORUM, RECONFIG,
-    SNAPSHOTS,
+    DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_HW_AT_EPOCH_START, MUT_NO_CHECK_QUORUM,
+    MUT_NO_FLUSH_AFTER_APPEND, MUT_OBSERVER_SKIPS_FLUSH, RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.state.layout import (
     ERR_NONE, FETCH_REQUEST, FETCH_RESPONSE, FOLLOWER, LEADER,
@@ -79,10 +79,13 @@ def handle_fetch_response(c, msg: Message) -> None:
                     break   # KAFKA-18723: never append a batch from a future epoch
                 if not append(c, node, e, v):
                     break
-            if is_voter(c, node) or c.features & RECONFIG:
+            if c.features & MUT_NO_FLUSH_AFTER_APPEND:
+                pass   # KAFKA-10533: the next Fetch reports an unflushed end
+            elif is_voter(c, node) or (c.features & RECONFIG
+                                       and not c.features & MUT_OBSERVER_SKIPS_FLUSH):
                 # voters flush before they fetch again; with voter changes every follower
-                # does (Kafka's followersAlwaysFlush): an observer being added counts as a
-                # voter in the leader's view before it is one in its own
+                # does (Kafka's followersAlwaysFlush, KAFKA-17332): an observer being added
+                # counts as a voter in the leader's view before it is one in its own
                 node.flushed_end = node.log_end
         if msg.hw >= 0:
             new_hw = min(node.log_end, msg.hw)
@@ -200,6 +203,13 @@ def finish_poll(c, node) -> None:
     Kafka's leader appends and flushes (flushLeaderLog) in one poll, a follower flushes in
     appendAsFollower. Only a crash can come between an append and its flush. (A leader
     that removed itself from the voters still leads, and flushes.)"""
+    if c.features & MUT_NO_FLUSH_AFTER_APPEND:
+        # KAFKA-10533: no flush; the leader counts its log end as it stands
+        if node.role == LEADER and node.replica_end.get(node.id, -1) < node.log_end:
+            node.replica_end[node.id] = node.log_end
+            node.replica_dir[node.id] = node.dir
+            maybe_update_high_watermark(c, node)
+        return
     if (is_voter(c, node) or node.role == LEADER) and node.flushed_end < node.log_end:
         flush_log(c, node)
 

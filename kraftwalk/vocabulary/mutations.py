@@ -65,6 +65,22 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
              "start offset, before the LeaderChange record of its own epoch is committed "
              "(LeaderState.maybeUpdateHighWatermark's >= where > belongs)",
              jira="KAFKA-12619", fixed_in="3.0.0"),
+    Mutation("no-flush-after-append", "safety",
+             "nothing flushes the log after an append: the leader counts its unflushed end "
+             "towards the high watermark and followers fetch past their flushed end, so a "
+             "crash can lose committed entries (Kafka's simulation saw "
+             "MonotonicHighWatermark fail)",
+             jira="KAFKA-10533", fixed_in="2.8.0"),
+    Mutation("observer-skips-flush", "safety",
+             "a follower that is not a voter in its own view does not flush after an append, "
+             "though the leader may already count it as a voter being added (no "
+             "followersAlwaysFlush): a crash can lose entries the leader committed on it",
+             needs=("reconfig",), jira="KAFKA-17332", fixed_in="3.9.0"),
+    Mutation("non-voter-candidate", "safety",
+             "a non-voter that has voted (VotedState) runs for election when its election "
+             "timer expires; Kafka's transition to Candidate then threw on the raft thread, "
+             "which stops the controller",
+             needs=("reconfig",), jira="KAFKA-17067", fixed_in="3.9.0"),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)

@@ -77,6 +77,9 @@ PROPERTIES: tuple[Property, ...] = (
             "the voter set that elects a leader, and the one that commits an entry, have "
             "majorities that meet those of the set that committed the entry before",
             _RECONFIG),
+    _always("CandidateIsVoter",
+            "a running node is Prospective or Candidate only while its own voter set holds "
+            "it (Kafka's QuorumState refuses the transition otherwise)"),
 
     _eventually("HealedClusterRecovers",
                 "once every fault has healed, a leader known to a majority of voters and a "

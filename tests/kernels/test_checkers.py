@@ -19,11 +19,11 @@ from kraftwalk.kernels.properties.checkers import (
     LEADER_COMPLETENESS, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK, N_INVARIANTS,
     LEADER_NEVER_LOADS_SNAPSHOT, OBSERVER_CONSISTENCY, SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT,
     SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET,
-    QUORUM_OVERLAP,
+    QUORUM_OVERLAP, CANDIDATE_IS_VOTER,
 )
 from kraftwalk.kernels.features import RECONFIG, SNAPSHOTS
 from kraftwalk.kernels.state.layout import (
-    CM_BY, CM_EPOCH, CM_VALUE, COMMIT_HASH, FOLLOWER, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
+    CANDIDATE, CM_BY, CM_EPOCH, CM_VALUE, COMMIT_HASH, FOLLOWER, PROSPECTIVE, UNATTACHED, G_COMMIT_LEN, G_LEADER, G_LEADER_HW,
     G_LEADER_HW_EPOCH, G_REACH, LEADER, LOG_HASH, RESIGNED, S_COMMITTED,
 )
 from kraftwalk.kernels.state.log import append_entry, truncate_to
@@ -219,6 +219,14 @@ def bad_quorum_overlap(checks):
     return w, (QUORUM_OVERLAP, 1, -1, 2, -1)
 
 
+def bad_candidate_is_voter(checks):
+    """Observer 3 voted for itself and runs in epoch 1 (Kafka 3.9's pre-release
+    pollVoted, KAFKA-17067)."""
+    w = fresh()
+    craft(w, 3, role=CANDIDATE, epoch=1, voted=3)
+    return w, (CANDIDATE_IS_VOTER, 3, -1, 1, -1)
+
+
 BAD = {
     ELECTION_SAFETY: bad_election_safety,
     VOTE_UNIQUENESS: bad_vote_uniqueness,
@@ -238,6 +246,7 @@ BAD = {
     LEADER_NEVER_LOADS_SNAPSHOT: bad_leader_never_loads_snapshot,
     AT_MOST_ONE_UNCOMMITTED_VOTER_SET: bad_at_most_one_uncommitted_voter_set,
     QUORUM_OVERLAP: bad_quorum_overlap,
+    CANDIDATE_IS_VOTER: bad_candidate_is_voter,
 }
 IDS = [INVARIANT_NAMES[i] for i in sorted(BAD)]
 
@@ -589,3 +598,28 @@ def test_voter_change_invariants_need_the_reconfig_feature():
     ok(check(w, ALL_CHECKS))
     w, _ = bad_at_most_one_uncommitted_voter_set(ALL_CHECKS)
     ok(check(w, ALL_CHECKS))
+
+
+@pytest.mark.parametrize("role", [CANDIDATE, PROSPECTIVE])
+def test_candidate_is_voter_holds_for_a_voter_running(role):
+    ok(check(craft(fresh(), 1, role=role, epoch=1, voted=1 if role == CANDIDATE else -1)))
+
+
+def test_candidate_is_voter_holds_for_an_observer_that_only_voted():
+    ok(check(craft(fresh(), 3, role=UNATTACHED, epoch=1, voted=1)))
+
+
+def test_candidate_is_voter_ignores_a_crashed_node():
+    w, _ = bad_candidate_is_voter(ALL)
+    ok(check(craft(w, 3, UP=0)))
+
+
+def test_candidate_is_voter_asks_the_nodes_own_voter_set():
+    """Voter 2 whose log removed it ({0, 1} in a VotersRecord) and then runs: it fires,
+    though the leader's view and the bootstrap set still name it."""
+    w = fresh()
+    craft(w, 2, role=PROSPECTIVE, epoch=1, log=[(1, -101), (1, voters_record(0b011, 1))])
+    assert check(w, ALL) == (CANDIDATE_IS_VOTER, 2, -1, 1, -1)
+    w2 = fresh()
+    craft(w2, 3, role=PROSPECTIVE, epoch=1, log=[(1, -101), (1, voters_record(0b1011, 1))])
+    ok(check(w2, ALL))  # an observer added to the set in its own log may run

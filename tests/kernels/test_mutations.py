@@ -1,7 +1,7 @@
 """The known-bug mutations are found, and the unmutated kernel is clean, on one fixed
 small budget: 5000 swarm walks of depth 500, 3 voters + 1 observer (+ 2 observers with
 voter changes: observers to add; disk loss comes with voter changes, so a wiped voter can
-come back), fixed seed."""
+come back), fixed seed (one rare bug gets more walks: MORE_WALKS)."""
 import collections
 
 import numpy as np
@@ -15,11 +15,12 @@ from kraftwalk.kernels.properties.checkers import (
     COMMIT_CURRENT_EPOCH, ELECTION_SAFETY, HIGH_WATERMARK_MONOTONIC, INVARIANT_NAMES,
     LEADER_APPEND_ONLY, LEADER_COMPLETENESS, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK,
     SNAPSHOT_CONSISTENT, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET,
-    OBSERVER_CONSISTENCY, QUORUM_OVERLAP,
+    OBSERVER_CONSISTENCY, QUORUM_OVERLAP, CANDIDATE_IS_VOTER,
 )
 from kraftwalk.kernels.features import (
-    DISK_LOSS, MUT_HW_AT_EPOCH_START, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW, MUT_TWO_PENDING_CHANGES, RECONFIG,
-    SNAPSHOTS,
+    DISK_LOSS, MUT_HW_AT_EPOCH_START, MUT_NO_FLUSH_AFTER_APPEND, MUT_NON_VOTER_CANDIDATE,
+    MUT_OBSERVER_SKIPS_FLUSH, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW,
+    MUT_TWO_PENDING_CHANGES, RECONFIG, SNAPSHOTS,
 )
 from kraftwalk.kernels.state.layout import make_params
 from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS, with_feature_weights
@@ -36,6 +37,9 @@ RECONFIG_WEIGHTS = with_feature_weights(DEFAULT_WEIGHTS, ["reconfig"])
 DISK_LOSS_WEIGHTS = with_feature_weights(DEFAULT_WEIGHTS, ["reconfig", "disk_loss"])
 
 _cache = {}
+# KAFKA-17332 needs an observer being added that crashes before it flushes: about one
+# walk in 20,000 of this budget's shape
+MORE_WALKS = {F_RECONFIG | MUT_OBSERVER_SKIPS_FLUSH: 100_000}
 
 
 def run(features):
@@ -48,7 +52,8 @@ def run(features):
             params, weights = RECONFIG_PARAMS, RECONFIG_WEIGHTS
         if features & DISK_LOSS:
             weights = DISK_LOSS_WEIGHTS
-        _cache[features] = run_chunk(SEED, 0, WALKS, params, weights, True, features)
+        _cache[features] = run_chunk(SEED, 0, MORE_WALKS.get(features, WALKS), params, weights,
+                                     True, features)
     return _cache[features]
 
 
@@ -95,6 +100,18 @@ MUTATIONS = {
     "hw-at-epoch-start": (F | MUT_HW_AT_EPOCH_START, COMMIT_CURRENT_EPOCH,
                           {COMMIT_CURRENT_EPOCH, STATE_MACHINE_SAFETY, LEADER_COMPLETENESS,
                            MAJORITY_REACHED_HIGH_WATERMARK}),
+    # KAFKA-10533: a crash loses entries counted towards the HW unflushed
+    "no-flush-after-append": (F | MUT_NO_FLUSH_AFTER_APPEND, MAJORITY_REACHED_HIGH_WATERMARK,
+                              {MAJORITY_REACHED_HIGH_WATERMARK, LEADER_COMPLETENESS,
+                               STATE_MACHINE_SAFETY, HIGH_WATERMARK_MONOTONIC}),
+    # KAFKA-17332: the same, for an observer the leader counts as a voter being added
+    "observer-skips-flush": (F_RECONFIG | MUT_OBSERVER_SKIPS_FLUSH,
+                             MAJORITY_REACHED_HIGH_WATERMARK,
+                             {MAJORITY_REACHED_HIGH_WATERMARK} | RECONFIG_CONSEQUENCES),
+    # KAFKA-17067: only the new property sees it (the non-voter never wins: no majority of
+    # its own set holds it)
+    "non-voter-candidate": (F_RECONFIG | MUT_NON_VOTER_CANDIDATE, CANDIDATE_IS_VOTER,
+                            {CANDIDATE_IS_VOTER}),
     "restarted-leader": (F_RESTARTED_LEADER, LEADER_APPEND_ONLY,
                          {LEADER_APPEND_ONLY, HIGH_WATERMARK_MONOTONIC, LOG_MATCHING,
                           STATE_MACHINE_SAFETY, LEADER_COMPLETENESS,

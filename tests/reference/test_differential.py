@@ -36,7 +36,8 @@ from kraftwalk.kernels.properties.checkers import (
 )
 from kraftwalk.kernels.features import (
     DISK_LOSS, MUT_COMMIT_OLD_EPOCH, MUT_DOUBLE_VOTE, MUT_HW_AT_EPOCH_START,
-    MUT_LEADER_LOADS_SNAPSHOT,
+    MUT_LEADER_LOADS_SNAPSHOT, MUT_NO_FLUSH_AFTER_APPEND, MUT_NON_VOTER_CANDIDATE,
+    MUT_OBSERVER_SKIPS_FLUSH,
     MUT_RESTARTED_LEADER, MUT_RECONFIG_BEFORE_COMMIT, MUT_SNAPSHOT_ABOVE_HW,
     KAFKA_17030, KAFKA_17642, MUT_TWO_PENDING_CHANGES, MUT_WIPED_SAME_ID, PRE_VOTE, RECONFIG, SNAPSHOTS,
 )
@@ -101,6 +102,11 @@ CONFIGS = {
                          {"violations": {"LeaderAppendOnly"}}),
     "hw-at-epoch-start": (_params(3, 1), F | MUT_HW_AT_EPOCH_START,
                           {"violations": {"CommitCurrentEpoch"}}),
+    "no-flush-after-append": (_params(3, 1), F | MUT_NO_FLUSH_AFTER_APPEND,
+                              {"violations": {"MajorityReachedHighWatermark"}}),
+    # (one voter adding two: the voters added vote before they know they are voters)
+    "non-voter-candidate": (_params(1, 2), F_RECONFIG | MUT_NON_VOTER_CANDIDATE,
+                            {"violations": {"CandidateIsVoter"}}),
     # snapshots: taken, cleaned, downloaded by lagging followers, restored on restart
     "3v1o-snapshots": (_params(3, 1, snapshots=True), F_SNAPSHOTS,
                        {"stats": {"snapshots", "snapshots_loaded"}}),
@@ -134,6 +140,7 @@ DEEP_CONFIGS = {
                               F_SNAPSHOTS | MUT_LEADER_LOADS_SNAPSHOT, {}),
     "4v1o-reconfig-snapshots": (_params(4, 1, snapshots=True), F_SNAPSHOTS | RECONFIG, {}),
     "reconfig-before-commit": (_params(3, 2), F_RECONFIG | MUT_RECONFIG_BEFORE_COMMIT, {}),
+    "observer-skips-flush": (_params(3, 2), F_RECONFIG | MUT_OBSERVER_SKIPS_FLUSH, {}),
     "two-pending-changes-deep": (_params(3, 2), (F_RECONFIG | MUT_TWO_PENDING_CHANGES)
                                  ^ (1 << AT_MOST_ONE_UNCOMMITTED_VOTER_SET), {}),
     # disk loss without voter changes: a wiped voter is an observer for good

@@ -15,10 +15,12 @@ from kraftwalk.kernels.properties.checkers import (
     LEADER_APPEND_ONLY, LEADER_COMPLETENESS, LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING,
     MAJORITY_REACHED_HIGH_WATERMARK, OBSERVER_CONSISTENCY, QUORUM_OVERLAP,
     SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY,
-    VOTE_UNIQUENESS,
+    VOTE_UNIQUENESS, CANDIDATE_IS_VOTER,
 )
 from kraftwalk.kernels.features import DISK_LOSS, RECONFIG, SNAPSHOTS
-from kraftwalk.kernels.state.layout import FOLLOWER, LEADER, RESIGNED, UNATTACHED
+from kraftwalk.kernels.state.layout import (
+    CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, UNATTACHED,
+)
 from kraftwalk.reference import Params, ReferenceCluster
 from kraftwalk.reference.checkers import check_invariants
 from kraftwalk.reference.voters import voters_record_value
@@ -310,7 +312,8 @@ def test_invariant_ids_cover_them_all():
            LEADER_COMPLETENESS, STATE_MACHINE_SAFETY, HIGH_WATERMARK_VALID,
            HIGH_WATERMARK_MONOTONIC, MAJORITY_REACHED_HIGH_WATERMARK, COMMIT_CURRENT_EPOCH,
            OBSERVER_CONSISTENCY, SNAPSHOT_MONOTONIC, SNAPSHOT_CONSISTENT, SNAPSHOT_AT_LOG_START,
-           LEADER_NEVER_LOADS_SNAPSHOT, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, QUORUM_OVERLAP}
+           LEADER_NEVER_LOADS_SNAPSHOT, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, QUORUM_OVERLAP,
+           CANDIDATE_IS_VOTER}
     assert ids == set(range(len(INVARIANT_NAMES)))
 
 
@@ -561,3 +564,37 @@ def test_vote_uniqueness_is_per_key():
     assert verdict(c) is None
     c.history.vote_granted(c, 1, 0, 3)
     assert verdict(c) == "VoteUniqueness"
+
+
+# ---- CandidateIsVoter ----------------------------------------------------------------------
+@pytest.mark.parametrize("role", [CANDIDATE, PROSPECTIVE])
+def test_candidate_is_voter_fires_for_an_observer_running(role):
+    c = cluster()
+    put(c, 3, role=role, voted=3 if role == CANDIDATE else None)
+    assert verdict(c) == "CandidateIsVoter" and where(c) == (3, -1, 1, -1)
+
+
+@pytest.mark.parametrize("role", [CANDIDATE, PROSPECTIVE])
+def test_candidate_is_voter_holds_for_a_voter_running(role):
+    c = cluster()
+    put(c, 1, role=role, voted=1 if role == CANDIDATE else None)
+    assert verdict(c) is None
+
+
+def test_candidate_is_voter_holds_for_an_observer_that_only_voted_or_is_down():
+    c = cluster()
+    put(c, 3, role=UNATTACHED, voted=1)
+    assert verdict(c) is None
+    put(c, 3, role=CANDIDATE, voted=3)
+    c.nodes[3].up = False
+    assert verdict(c) is None
+
+
+def test_candidate_is_voter_asks_the_nodes_own_voter_set():
+    """Voter 2's log removed it: running fires; observer 3 whose log added it may run."""
+    c = cluster(checks=RECONFIG_CHECKS)
+    put(c, 2, role=PROSPECTIVE, log=[(1, -1), (1, vr(0, 1))])
+    assert verdict(c) == "CandidateIsVoter"
+    c = cluster(checks=RECONFIG_CHECKS)
+    put(c, 3, role=PROSPECTIVE, log=[(1, -1), (1, vr(0, 1, 2, 3))])
+    assert verdict(c) is None
