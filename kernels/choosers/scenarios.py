@@ -24,7 +24,7 @@ from ..state.clock import (
     ROLES_CHANGED, ROLL, STATS_AT, TIMER_KIND, TRIGGER_AT, TRIGGER_COMMIT, TRIGGER_EPOCH,
     TRIGGER_LEADER, TS_COMMITS, TS_COMMIT_MAX, TS_COMMIT_SUM, TS_ELECT, TS_ELECTION_EPOCHS,
     TS_FIRST_LEADER, TS_FIRST_TIMEOUT, TS_HEALED_RECOVERY, TS_LEADER_LOSSES, TS_RECOVERY_MAX,
-    TS_RECOVERY_SUM, TS_STALE_LEADER, TS_UNAVAILABLE, TS_VIOLATION_AT, T_WIDTH, CUT_SINCE,
+    TS_RECOVERY_SUM, TS_STALE_LEADER, TS_UNAVAILABLE, TS_VIOLATION_AT, T_WIDTH, CUT_RESTARTED, CUT_SINCE, CUT_UNION,
     fault_exponential, seed_fault_stream,
 )
 from ..state.layout import (
@@ -102,6 +102,8 @@ def start_timed(w, c, features):
         c.node[TIMER_KIND, i] = 0
         c.node[RETRIES, i] = 0
         c.node[CUT_SINCE, i] = -1
+        c.node[CUT_UNION, i] = 0
+        c.node[CUT_RESTARTED, i] = 0
         c.node[PRE_REACH, i] = 0
         c.node[PREV_ROLE, i] = -1
         enter_role(w, c, i, features)

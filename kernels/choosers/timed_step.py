@@ -29,8 +29,11 @@ from ..state.layout import (
     I_CHECK_QUORUM, I_ELECTION_RESET, I_END_EPOCH, I_FETCHED, I_FETCH_RESET, I_KEEP_TIMER, I_ROLE, LEADER, LOG_END, N_MSGS, PROSPECTIVE,
     P_NODES, RESIGNED, ROLE, S_STEPS, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE,
 )
-from ..properties.liveness import PRE_VOTE_ISOLATED_NEVER_CANDIDATE, inbound_voters, two_way_voters, violate
-from ..state.voters import checks_quorum, in_voters, is_voter, majority
+from ..properties.liveness import (
+    PRE_VOTE_ISOLATED_NEVER_CANDIDATE, check_quorum_restarted, inbound_voters, reached_by,
+    two_way_voters, violate,
+)
+from ..state.voters import checks_quorum, in_voters, is_voter, majority, popcount
 from ..protocol.replication import flush_enabled
 from ..state.rng import rand_unit
 from kraftwalk.vocabulary.timing import (
@@ -227,6 +230,7 @@ def after_step(w, c, t, resp_from, was_leader, le, hw, role, epoch, up, voted_re
             start_backoff(w, c, t)  # maybeHandleElectionLoss (4.1 on: waits out its timer)
         if it & I_CHECK_QUORUM and r == LEADER:
             c.node[DL_CHECK_QUORUM, t] = now + check_quorum_timeout(c)
+            check_quorum_restarted(c, t)
         if it & I_FETCHED and r == LEADER:
             c.pair[LAST_FETCH, t, w.node[INTENT_ARG, t]] = now
         if (resp_from >= 0 and w.peer[INFLIGHT, t, resp_from] == 0 and not it & I_ROLE
@@ -247,7 +251,8 @@ def after_step(w, c, t, resp_from, was_leader, le, hw, role, epoch, up, voted_re
                            or (w.node[HW, t] != hw
                                and np.int64(c.tp[TP_FETCH_PURGATORY]) == PURGATORY_HW)):
             release_parked(w, c, t)
-        if was_leader and voted_req and r != LEADER and inbound_voters(w, t) >= majority(w, t):
+        if (was_leader and voted_req and r != LEADER
+                and popcount(inbound_voters(w, t)) >= majority(w, t)):
             c.t[TS_DISRUPTIVE] += 1
         if it & I_ROLE or w.node[UP, t] != up:
             c.t[ROLES_CHANGED] = 1  # who leads whom is re-read after the event
@@ -262,16 +267,17 @@ def timed_act(w, c, f, a, b, trace, features):
     t = touched_node(w, f, a)
     resp_from = -1
     voted_req = False
-    stale_fetch = False
+    stale_from = -1
     if f == FAM_DELIVER:
         m = w.msgs[a]
         if is_response(m[F_TYPE]) and w.peer[INFLIGHT, m[F_DST], m[F_SRC]] == m[F_CORR]:
             resp_from = m[F_SRC]
         voted_req = m[F_TYPE] == VOTE_REQUEST
         # A Fetch its sender sent before it crashed still counts for check quorum
-        # when it arrives: the leader's cut-off clock starts again from there.
-        stale_fetch = (m[F_TYPE] == FETCH_REQUEST and w.node[UP, m[F_SRC]] == 0
-                       and in_voters(w, t, m[F_SRC]))
+        # when it arrives: for the leader's cut-off clock, its sender reaches it then.
+        if (m[F_TYPE] == FETCH_REQUEST and w.node[UP, m[F_SRC]] == 0
+                and in_voters(w, t, m[F_SRC])):
+            stale_from = m[F_SRC]
     le = hw = role = epoch = up = 0
     was_leader = False
     if t >= 0:
@@ -296,8 +302,8 @@ def timed_act(w, c, f, a, b, trace, features):
             trace[k, 2] = b
             trace[k, 3] = c.t[NOW]
     w.scal[S_STEPS] += 1
-    if stale_fetch and c.node[CUT_SINCE, t] >= 0:
-        c.node[CUT_SINCE, t] = c.t[NOW]
+    if stale_from >= 0 and c.node[CUT_SINCE, t] >= 0:
+        reached_by(w, c, t, 1 << stale_from)
     bad = check_after_step(w, t, features)
     after_step(w, c, t, resp_from, was_leader, le, hw, role, epoch, up, voted_req,
                features)

@@ -8,9 +8,12 @@ chooser checks them:
 HealedClusterRecovers          once every fault has healed, a leader known to a
                                majority of voters and a new commit come within
                                the liveness bound (TigerBeetle's VOPR liveness mode)
-CutOffLeaderResigns            a leader that no majority of voters can reach stops
-                               leading within check quorum (1.5 x fetch timeout)
-                               plus a slack
+CutOffLeaderResigns            a leader that no majority of voters can reach (not
+                               even one by one, over the time since it was cut off)
+                               stops leading within check quorum (1.5 x fetch
+                               timeout) plus a slack of the cut, or of the one
+                               restart of its timer that fetches from before the
+                               cut can still make
 PreVoteIsolatedNeverCandidate  with pre-vote, a voter that has not had two-way
                                links with a majority since it became Prospective
                                never becomes Candidate (KIP-996's promise)
@@ -24,7 +27,7 @@ from kraftwalk.vocabulary.properties import LIVENESS_ID, LIVENESS_NAMES
 
 from .checkers import N_INVARIANTS, report
 from ..state.clock import (
-    CUT_SINCE, HEALED_AT, HEALED_COMMIT, INF, KNOWN, LIVE_DEADLINE, NOW, PRE_REACH,
+    CUT_RESTARTED, CUT_SINCE, CUT_UNION, HEALED_AT, HEALED_COMMIT, INF, KNOWN, LIVE_DEADLINE, NOW, PRE_REACH,
     TS_VIOLATION_AT,
 )
 from ..state.layout import (
@@ -32,7 +35,7 @@ from ..state.layout import (
     ROLE, UP,
 )
 from kraftwalk.vocabulary.timing import TP_CHECK_QUORUM_FACTOR, TP_CUT_OFF_SLACK, TP_FETCH_TIMEOUT
-from ..state.voters import checks_quorum, majority, voter_count, voters
+from ..state.voters import checks_quorum, majority, popcount, voter_count, voters
 
 # Ids of the liveness properties (after the invariants'): the registry's order
 # (kraftwalk.vocabulary.properties).
@@ -59,13 +62,13 @@ def link(w, i, j):
 
 @kernel
 def inbound_voters(w, i):
-    """Voters (i included) that are up and can send to node i."""
-    count = 0
+    """The voters (i included) that are up and can send to node i, as a mask."""
+    mask = 0
     vs = voters(w, i)
     for j in range(w.scal[P_NODES]):
         if (vs >> j) & 1 and (j == i or (w.node[UP, j] == 1 and link(w, j, i))):
-            count += 1
-    return count
+            mask |= 1 << j
+    return mask
 
 
 @kernel
@@ -104,15 +107,49 @@ def leader_known(w, everyone):
 
 
 @kernel
+def start_cut_off(w, c, i):
+    """Leader i's cut-off clock starts now, with the voters that reach it now."""
+    c.node[CUT_SINCE, i] = c.t[NOW]
+    c.node[CUT_UNION, i] = inbound_voters(w, i)
+    c.node[CUT_RESTARTED, i] = 0
+
+
+@kernel
+def reached_by(w, c, i, mask):
+    """Voters ``mask`` reached cut-off leader i. Check quorum counts each voter that
+    fetched since its timer last restarted, however long ago: voters that reach the
+    leader one after another (one crashes, another restarts) make a majority as surely
+    as voters that reach it at once. Once those since the cut are a majority, the
+    clock starts again."""
+    c.node[CUT_UNION, i] |= mask
+    if popcount(c.node[CUT_UNION, i] & voters(w, i)) >= majority(w, i):
+        start_cut_off(w, c, i)
+
+
+@kernel
+def check_quorum_restarted(c, i):
+    """Leader i's check-quorum timer restarted. Once per cut that is Kafka's promise
+    kept: fetches from before the cut, still in LeaderState's fetchedVoters, can
+    complete a majority with a voter that still reaches it, and the timer runs again
+    from then. A second restart cannot come from the voters that still reach it (too
+    few), so the clock moves with the first only."""
+    if c.node[CUT_SINCE, i] >= 0 and c.node[CUT_RESTARTED, i] == 0:
+        c.node[CUT_SINCE, i] = c.t[NOW]
+        c.node[CUT_RESTARTED, i] = 1
+
+
+@kernel
 def track_reachability(w, c):
-    """After links or liveness changed: restart or clear each leader's cut-off clock,
-    and note each prospective voter that now reaches a majority both ways."""
-    now = c.t[NOW]
+    """After links or liveness changed: start, extend or clear each leader's cut-off
+    clock, and note each prospective voter that now reaches a majority both ways."""
     for i in range(w.scal[P_NODES]):
         leads = w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER and checks_quorum(w, i)
-        if leads and inbound_voters(w, i) < majority(w, i):
+        inbound = inbound_voters(w, i)
+        if leads and popcount(inbound) < majority(w, i):
             if c.node[CUT_SINCE, i] < 0:
-                c.node[CUT_SINCE, i] = now
+                start_cut_off(w, c, i)
+            else:
+                reached_by(w, c, i, inbound)
         else:
             c.node[CUT_SINCE, i] = -1
         if w.node[ROLE, i] == PROSPECTIVE and two_way_voters(w, i) >= majority(w, i):

@@ -16,6 +16,9 @@ node    int64 [TN_ROWS, N]     per-node deadlines (INF: none) and bookkeeping
   DL_CRASH, DL_RESTART   scripted or random faults
   RETRIES         consecutive candidacies (the election backoff's exponent)
   CUT_SINCE       leader: since when no majority of voters can reach it (-1 none)
+  CUT_UNION       leader: the voters (itself included) that could reach it at some
+                  moment since CUT_SINCE (a mask)
+  CUT_RESTARTED   leader: 1 once its check-quorum timer restarted since CUT_SINCE
   PRE_REACH       prospective: 1 once it has had two-way links with a majority
   PREV_ROLE       the role it had after the previous step
   ELECTION_AT     when its election timer expires (Unattached, Prospective, Candidate,
@@ -141,7 +144,9 @@ PREV_ROLE = 10
 ELECTION_AT = 11
 APPEND_AT = 12
 APPEND_FROM = 13
-TN_ROWS = 14
+CUT_UNION = 14
+CUT_RESTARTED = 15
+TN_ROWS = 16
 NEXT_TRY = 0
 LAST_DUE = 1
 LAST_FETCH = 2

@@ -86,8 +86,10 @@ PROPERTIES: tuple[Property, ...] = (
                 "new commit come within `liveness_bound_ms` (TigerBeetle's VOPR liveness "
                 "mode)"),
     _eventually("CutOffLeaderResigns",
-                "a leader that no majority of voters can reach stops leading within check "
-                "quorum (1.5 x fetch timeout) plus `cut_off_slack_ms`"),
+                "a leader that no majority of voters can reach, at once or one after "
+                "another since it was cut off, stops leading within check quorum (1.5 x "
+                "fetch timeout) plus `cut_off_slack_ms` of the cut, or of the one restart "
+                "of its timer that fetches from before the cut can still make"),
     _eventually("PreVoteIsolatedNeverCandidate",
                 "a voter that has not had two-way links with a majority since it became "
                 "Prospective never becomes Candidate (KIP-996's promise)", ("pre_vote",)),

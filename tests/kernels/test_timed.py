@@ -10,18 +10,21 @@ import pytest
 
 from kraftwalk.run.elect import property_names
 from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
+from kraftwalk.vocabulary.timing import TP_CHECK_QUORUM_FACTOR, TP_CUT_OFF_SLACK, TP_FETCH_TIMEOUT
 from kraftwalk.elect_config import ElectConfig
 from kraftwalk.kernels.state.clock import (
-    CUT_SINCE, HEALED_AT, HEALED_COMMIT, KNOWN, NOW, PRE_REACH, PREV_ROLE, TS_NAMES,
+    CUT_SINCE, CUT_UNION, HEALED_AT, HEALED_COMMIT, KNOWN, NOW, PRE_REACH, PREV_ROLE, TS_NAMES,
     TS_VIOLATION_AT,
     alloc_clock,
 )
 from kraftwalk.kernels.state.layout import (
-    CANDIDATE, FOLLOWER, INTENT, INTENT_ARG, LEADER, PROSPECTIVE, ROLE, S_STEPS, V_INVARIANT,
+    CANDIDATE, FOLLOWER, INTENT, INTENT_ARG, LEADER, LINKS, PROSPECTIVE, ROLE, S_STEPS, UP,
+    V_INVARIANT,
 )
 from kraftwalk.kernels.properties.liveness import (
     CUT_OFF_LEADER_RESIGNS, HEALED_CLUSTER_RECOVERS, PRE_VOTE_ISOLATED_NEVER_CANDIDATE,
-    check_cut_off, check_recovery_deadline,
+    check_cut_off, check_quorum_restarted, check_recovery_deadline, cut_off_deadline,
+    track_reachability,
 )
 from kraftwalk.kernels.drivers.timed import record_timed_walk, run_timed_chunk
 from kraftwalk.kernels.choosers.timed_step import enter_role
@@ -74,6 +77,60 @@ def test_scenarios_measure_an_election_and_hold(scenario):
     # a cold start the election timer (1-2 s) runs
     floor = 1_000_000 if scenario == "cold-start" else 1_500_000
     assert elect.min() >= floor and np.median(elect) < 10_000_000
+
+
+def test_correct_model_keeps_check_quorum_promise_with_five_voters_under_random_faults():
+    """Crashes and restarts let voters reach a cut-off leader one after another: Kafka's
+    check quorum counts each of them, and a fetch from before the cut can restart its
+    timer once. CutOffLeaderResigns fired in 8 of these walks while it counted only
+    voters that reached the leader at once, and only from the cut."""
+    _, viol, _, _ = run_timed_chunk(SEED, 0, 300, timed_params(5, 0, 1_000_000),
+                                    tp("random-faults"), F_TIMED)
+    assert names_of(viol) == []
+
+
+def test_cut_off_clock_counts_voters_that_reach_the_leader_one_after_another():
+    """5 voters, leader 0: only voter 1 reaches it (cut off: 2 of 5); then voter 1
+    crashes and voter 2 reaches it. {0, 1, 2} is a majority over the time since the cut,
+    so the clock starts again then, with the voters that reach the leader now."""
+    w, c = crafted(5)
+    w.node[ROLE, 0] = LEADER
+    for j in (2, 3, 4):
+        w.node[LINKS, j] &= ~1
+    track_reachability(w, c)
+    assert c.node[CUT_SINCE, 0] == 5_000_000 and c.node[CUT_UNION, 0] == 0b00011
+    cq = int(c.tp[TP_CHECK_QUORUM_FACTOR] * c.tp[TP_FETCH_TIMEOUT])
+    assert cut_off_deadline(c, 0) == 5_000_000 + cq + int(c.tp[TP_CUT_OFF_SLACK]) + 1
+    c.t[NOW] = 6_000_000
+    w.node[UP, 1] = 0
+    track_reachability(w, c)  # still {0}: 1 of 5, the clock runs on
+    assert c.node[CUT_SINCE, 0] == 5_000_000 and c.node[CUT_UNION, 0] == 0b00011
+    c.t[NOW] = 7_000_000
+    w.node[LINKS, 2] |= 1
+    track_reachability(w, c)
+    assert c.node[CUT_SINCE, 0] == 7_000_000 and c.node[CUT_UNION, 0] == 0b00101
+    w.node[LINKS, 3] |= 1  # a majority at once: not cut off
+    track_reachability(w, c)
+    assert c.node[CUT_SINCE, 0] == -1 and cut_off_deadline(c, 0) > 10**15
+
+
+def test_cut_off_clock_moves_with_the_first_check_quorum_restart_only():
+    """Fetches from before the cut can complete a majority once: the timer's first
+    restart after the cut moves the deadline, a second one (which the voters that still
+    reach the leader cannot make) does not."""
+    w, c = crafted(5)
+    w.node[ROLE, 0] = LEADER
+    for j in (2, 3, 4):
+        w.node[LINKS, j] &= ~1
+    track_reachability(w, c)
+    cq = int(c.tp[TP_CHECK_QUORUM_FACTOR] * c.tp[TP_FETCH_TIMEOUT])
+    slack = int(c.tp[TP_CUT_OFF_SLACK])
+    c.t[NOW] = 5_300_000
+    check_quorum_restarted(c, 0)
+    assert cut_off_deadline(c, 0) == 5_300_000 + cq + slack + 1
+    c.t[NOW] = 6_000_000
+    check_quorum_restarted(c, 0)
+    assert cut_off_deadline(c, 0) == 5_300_000 + cq + slack + 1
 
 
 def test_tight_liveness_bound_fires_healed_cluster_recovers():
