@@ -61,6 +61,13 @@ kraftwalk hunt --mutation hw-at-epoch-start --mutation restarted-leader-keeps-le
     --duration 30 --out "$H" --name hunt-kafka-bugs
 mv "$H/hunt-kafka-bugs.md" "$H/hunt-kafka-bugs.parquet" "$R/"
 rm -rf "$H"
+# A statistics bug (KAFKA-18345), before and after its fix over the same walks.
+E=$(mktemp -d)
+(cd "$E" && kraftwalk elect --kafka 4.0 --kafka 4.0.1 --pre-vote off --voters 7 \
+    --walks 4000 --out r > /dev/null && kraftwalk compare r --by kafka --out compare > /dev/null)
+cp "$E/compare/compare.md" "$R/compare-kafka-18345.md"
+cp "$E/compare/compare.png" "$R/compare-kafka-18345.png"
+rm -rf "$E"
 # The correct model must find nothing.
 kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-correct
 

@@ -21,7 +21,7 @@ import typer
 from typer.core import TyperGroup
 
 from kraftwalk import __version__
-from kraftwalk.commands import bench, elect, hunt, replay, report, swarm, sweep, versions
+from kraftwalk.commands import bench, compare, elect, hunt, replay, report, swarm, sweep, versions
 from kraftwalk.commands.console import EXIT_RUN_ERROR, fail, one_line
 from kraftwalk.errors import RunError, RunStopped, UsageError
 
@@ -130,7 +130,7 @@ def _flowed(command: Any) -> str:
 for command in (swarm.swarm, sweep.sweep, hunt.hunt, replay.replay):
     app.command(help=_flowed(command))(command)
 app.command(name="shrink", help=_flowed(replay.shrink))(replay.shrink)
-for command in (report.plot, report.report, elect.elect, hunt.mutations,
+for command in (report.plot, report.report, elect.elect, compare.compare, hunt.mutations,
                 versions.versions, bench.bench):
     app.command(help=_flowed(command))(command)
 

@@ -281,3 +281,29 @@ def plot_elect_walks(folder: str | Path, path: str | Path | None = None) -> Path
     # the subplots above the legend's rows, three labels a row
     fig.tight_layout(rect=(0, 0.03 + 0.025 * ((len(labels) + 2) // 3), 1, 1))
     return _save(fig, path)
+
+
+def plot_compare(table, path: str | Path) -> Path:
+    """kraftwalk compare's differences as a forest plot: per cell, each statistic's
+    change from A in % with its 95% interval; red where the interval leaves out 0."""
+    path = Path(path)
+    rows = table[table["a"] != 0]
+    cells = list(dict.fromkeys(rows["cell"]))
+    stats = list(dict.fromkeys(table["statistic"]))
+    fig, axes = plt.subplots(len(cells), 1, figsize=(8, 0.9 + 0.32 * len(stats) * len(cells)),
+                             squeeze=False, sharex=True)
+    for ax, cell in zip(axes[:, 0], cells):
+        part = rows[rows["cell"] == cell]
+        y = [stats.index(s) for s in part["statistic"]]
+        lo, hi, mid = part["change_low_pct"], part["change_high_pct"], part["change_pct"]
+        colors = np.where(part["differs"], "tab:red", "tab:gray")
+        ax.hlines(y, lo, hi, colors=colors, linewidth=2)
+        ax.scatter(mid, y, c=colors, zorder=3, s=18)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(range(len(stats)), stats, fontsize=7)
+        ax.set_ylim(len(stats) - 0.5, -0.5)
+        ax.set_title(cell, fontsize=8)
+        ax.grid(True, axis="x", alpha=0.3)
+    axes[-1, 0].set_xlabel("B - A, % of A (95% interval; red: differs)")
+    fig.tight_layout()
+    return _save(fig, path)

@@ -1,0 +1,140 @@
+"""`kraftwalk compare`: two configurations' timed statistics, each difference with a
+95% bootstrap interval; walks paired by seed and index where both sides have the same
+ones; bad folders and options are one line and exit 2."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from kraftwalk.cli import app
+from kraftwalk.run.compare import difference
+
+runner = CliRunner()
+ELECT = ["elect", "--scenario", "cold-start", "--voters", "3", "--walks", "150",
+         "--workers", "1", "--seed", "7", "--no-fail-on-violation"]
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    """The same 150 walks without and with a bug whose cost shows in the statistics (a
+    follower whose fetch timer never restarts runs elections under a healthy leader),
+    and one run of both pre-vote settings."""
+    base = tmp_path_factory.mktemp("compare")
+    a, b, both = base / "a", base / "b", base / "both"
+    for out, extra in ((a, []), (b, ["--mutation", "no-fetch-timer-reset"]),
+                       (both, ["--pre-vote", "both"])):
+        r = runner.invoke(app, [*ELECT, *extra, "--out", str(out)])
+        assert r.exit_code == 0, r.output
+    return a, b, both
+
+
+def rows(output: str) -> dict[str, list[str]]:
+    return {c[1].strip(): [x.strip() for x in c[2:-1]]
+            for c in (line.split("|") for line in output.splitlines())
+            if len(c) > 7 and c[1].strip() not in ("statistic", "---")}
+
+
+def test_a_bug_that_costs_elections_shows_as_differences(folders, tmp_path):
+    a, b, _ = folders
+    r = runner.invoke(app, ["compare", str(a), str(b), "--out", str(tmp_path / "c")],
+                      env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "walks paired by seed and index" in r.output
+    assert "mutation none -> no-fetch-timer-reset: voters 3, pre-vote on" in r.output
+    got = rows(r.output)
+    # every walk of the mutated side breaks HealthyLeaderKept, none of the other
+    a_share, b_share, _, _, _, differs = got["walks with a liveness or safety violation "
+                                            "(% of walks)"]
+    assert (a_share, b_share, differs) == ("0", "100", "yes")
+    assert got["time to elect, p50 (ms)"][-1] in ("yes", "no")
+    t = pd.read_parquet(tmp_path / "c" / "compare.parquet")
+    assert t["paired"].all() and (t["walks_a"] == 150).all()
+    assert ((t["ci_low"] <= t["difference"]) & (t["difference"] <= t["ci_high"])).all()
+    assert (tmp_path / "c" / "compare.png").stat().st_size > 10_000
+    again = runner.invoke(app, ["compare", str(a), str(b)], env={"COLUMNS": "200"})
+    assert again.output.splitlines()[2:] == r.output.splitlines()[2:-1]  # deterministic
+
+
+def test_one_folder_split_by_a_setting(folders):
+    _, _, both = folders
+    r = runner.invoke(app, ["compare", str(both), "--by", "pre-vote", "--baseline", "off"],
+                      env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "pre-vote off -> on: voters 3" in r.output
+    # pre-vote lets no partitioned voter stand: failed pre-votes appear only with it
+    assert "failed pre-votes per walk" in rows(r.output)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compare"], "give the elect folder to compare"),
+    (["compare", "{missing}"], "is not a folder"),
+    (["compare", "{a}"], "give --by to compare the values of one setting of this folder, "
+                         "or a second elect folder"),
+    (["compare", "{both}"], "give --by to compare the values of one setting of this folder:"
+                            " it varies pre-vote"),
+    (["compare", "{both}", "--by", "colour"], "--by must be one of kafka, voters"),
+    (["compare", "{both}", "--by", "voters"], "--by voters: the folder has one value of it"),
+    (["compare", "{both}", "--by", "pre-vote", "--baseline", "maybe"],
+     "--baseline maybe is not a pre-vote value of the folder; it has off, on"),
+    (["compare", "{a}", "--baseline", "on"], "--baseline needs --by"),
+    (["compare", "{a}", "{b}", "--by", "kafka"], "--by and --baseline split one folder"),
+    (["compare", "{swarm}"], "is not an elect folder"),
+])
+def test_bad_input_is_one_line_and_exit_2(folders, tmp_path, args, message):
+    a, b, both = folders
+    swarm = tmp_path / "swarm"
+    swarm.mkdir()
+    (swarm / "run.json").write_text('{"command": "swarm"}')
+    paths = {"a": a, "b": b, "both": both, "missing": tmp_path / "nope", "swarm": swarm}
+    r = runner.invoke(app, [x.format(**paths) for x in args])
+    assert r.exit_code == 2, r.output
+    assert message in r.output and "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_folders_without_a_common_cell_are_refused(folders, tmp_path):
+    """Each folder has both pre-vote settings; no cell is in both once their cluster
+    sizes are only shared across other settings: refused by name."""
+    _, _, both = folders
+    t = pd.read_parquet(both / "walks")
+    other = tmp_path / "other"
+    (other / "walks").mkdir(parents=True)
+    for f in ("run.json", "config.toml"):
+        (other / f).write_bytes((both / f).read_bytes())
+    t = t.assign(voters=np.where(t["pre_vote"], 5, 3).astype("int8"))
+    t.to_parquet(other / "walks" / "part.parquet", index=False)
+    mixed = tmp_path / "mixed"
+    (mixed / "walks").mkdir(parents=True)
+    for f in ("run.json", "config.toml"):
+        (mixed / f).write_bytes((both / f).read_bytes())
+    t.assign(voters=np.where(t["pre_vote"], 3, 5).astype("int8")).to_parquet(
+        mixed / "walks" / "part.parquet", index=False)
+    r = runner.invoke(app, ["compare", str(other), str(mixed)])
+    assert r.exit_code == 2 and "share no cell" in r.output
+
+
+def test_paired_intervals_see_what_unpaired_ones_cannot():
+    """B = A + 1 ms on every walk, over a spread of seconds: the pairs pin the difference
+    at 1; the sides resampled apart give an interval hundreds of times wider."""
+    rng = np.random.default_rng(0)
+    a = rng.exponential(1000.0, 2000)
+    b = a + 1.0
+    _, _, d, low, high, _, _ = difference(a, b, "mean", True, np.random.default_rng(1))
+    assert d == pytest.approx(1.0) and low == pytest.approx(1.0) and high == pytest.approx(1.0)
+    _, _, _, low, high, _, _ = difference(a, b, "mean", False, np.random.default_rng(1))
+    assert low < 0 < high and high - low > 50
+
+
+def test_shares_and_quantiles():
+    a = np.array([0, 0, 1, 1], dtype=float)  # 50% of walks
+    b = np.array([1, 1, 1, 1], dtype=float)
+    sa, sb, d, *_ = difference(a, b, "share", True, np.random.default_rng(0))
+    assert (sa, sb, d) == (50.0, 100.0, 50.0)
+    x = np.arange(1, 101, dtype=float)
+    sa, _, _, *_ = difference(x, x, "p50", True, np.random.default_rng(0))
+    assert sa == pytest.approx(50.5)
+    y = np.where(x > 50, np.nan, x)  # unmeasured walks do not count
+    sa, *_ = difference(y, y, "mean", True, np.random.default_rng(0))
+    assert sa == pytest.approx(25.5)
