@@ -1,5 +1,6 @@
 """Where a result came from: the kraftwalk version, the commit of the checkout it ran
-from (with ``-dirty`` when tracked files differ from it; none for an installed copy),
+from (with ``-dirty`` when tracked files other than the results differ from it: a
+script that regenerates results/ writes there as it goes; none for an installed copy),
 and the hash of the kernel sources (what the walks are made of, the same hash that
 names the kernels' Numba cache). run.json, bench.json and the Markdown tables that the
 commands write record it, so a figure can be traced to the code that made it."""
@@ -13,17 +14,18 @@ from kraftwalk import __version__
 
 
 @functools.lru_cache(maxsize=None)
-def commit() -> str | None:
-    """The checkout's commit (12 hex digits, ``-dirty`` with local changes), or None."""
-    here = Path(__file__).resolve().parents[2]
+def commit(here: Path | None = None) -> str | None:
+    """The commit of the checkout at ``here`` (default: this kraftwalk's), 12 hex digits,
+    ``-dirty`` with local changes outside results/; None where there is no git."""
+    here = here or Path(__file__).resolve().parents[2]
     try:
         rev = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"],
                              capture_output=True, text=True, timeout=10)
         if rev.returncode != 0:
             return None
         dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
-                                "--untracked-files=no"], capture_output=True, text=True,
-                               timeout=10)
+                                "--untracked-files=no", "--", ".", ":(exclude)results"],
+                               capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None  # no git here
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
