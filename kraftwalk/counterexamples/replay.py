@@ -1,9 +1,12 @@
-"""Replaying a walk of a run: re-run it from its seed, read the states from the
-reference model, and print them step by step.
+"""Replaying a walk of a run: re-run it from its seed and print it step by step.
 
 The kernel re-runs the walk (``record_walk``) to get its actions and must
-reproduce the violation recorded in the run's violations dataset; the same actions then
-drive the plain-Python reference model, whose states are what the user sees.
+reproduce the violation recorded in the run's violations dataset. The same actions then
+drive the kernel again, one at a time, and the plain-Python reference model beside it:
+the states printed are the kernel's own, and wherever the reference model's differ,
+the difference is printed too. A bug that lives only in the kernel (as a real one
+would) then shows in the kernel's states, step by step, instead of being papered over
+by a model that does not have it.
 """
 from __future__ import annotations
 
@@ -146,7 +149,7 @@ def shrink_trace(trace: Trace) -> Trace:
     return dataclasses.replace(trace, actions=res.actions, shrunk_from=res.original_length)
 
 
-# ---- the reference model's view --------------------------------------------------
+# ---- the kernel's states, and the reference model's beside them -------------------
 def reference_states(trace: Trace):
     """Yield (step index, action, snapshot before, snapshot after, violation) through the
     reference model. Actions the model finds disabled are reported and skipped."""
@@ -165,6 +168,80 @@ def reference_states(trace: Trace):
         before = after
         if r > 0:
             return
+
+
+@dataclasses.dataclass
+class Step:
+    """One replayed step: the kernel's states around it and its verdict (-1: the action
+    was not enabled, else the id + 1 of its first violation so far), and the reference
+    model's state after it and its verdict."""
+    index: int
+    action: object
+    before: dict
+    after: dict
+    verdict: int
+    reference: dict
+    reference_verdict: int
+    reference_violation: object
+
+
+def walk_states(trace: Trace) -> tuple[list[Step], object]:
+    """The kernel applies the trace's actions one at a time, the reference model beside
+    it (an action it finds disabled changes nothing there): a :class:`Step` per action,
+    up to the kernel's first violation, and that violation (None if none)."""
+    from kraftwalk.kernel_inputs import features_for, params_for
+    from kraftwalk.kernels.drivers.trace import apply_and_check, new_walk
+    from kraftwalk.reference import KERNEL_COMPAT_ALL, ReferenceCluster
+    from kraftwalk.reference.from_kernel import kernel_snapshot
+
+    params, features = params_for(trace.cfg), features_for(trace.cfg)
+    w = new_walk(params)
+    # Where the reference model knowingly departs from the kernel (reference/deviations.py),
+    # it follows the kernel: only a difference nobody has explained is shown.
+    c = ReferenceCluster(params, features, kernel_compat=KERNEL_COMPAT_ALL)
+    before = kernel_snapshot(w)
+    found = None
+    steps = []
+    for k, action in enumerate(trace.actions):
+        act = tuple(int(x) for x in action)
+        r = apply_and_check(w, act, features)
+        rr = c.apply_and_check(act) if found is None else 0
+        if rr > 0:
+            found = c.violation
+        after = kernel_snapshot(w)
+        steps.append(Step(k, action, before, after, r, c.snapshot(), rr, found))
+        before = after
+        if r > 0:
+            return steps, kernel_violation(w)
+    return steps, None
+
+
+def kernel_violation(w):
+    """The kernel's first violation as the reference model's Violation reads."""
+    from kraftwalk.kernels.state.layout import V_EPOCH, V_INVARIANT, V_NODE_A, V_NODE_B, V_OFFSET, V_STEP
+    from kraftwalk.reference.checkers import Violation
+
+    s = w.scal
+    return Violation(int(s[V_INVARIANT]) - 1, int(s[V_STEP]), int(s[V_NODE_A]),
+                     int(s[V_NODE_B]), int(s[V_EPOCH]), int(s[V_OFFSET]))
+
+
+def reference_differences(st: Step) -> list[str]:
+    """Where the reference model's state after a step differs from the kernel's."""
+    out = [] if st.reference_verdict != -1 else ["the action is not enabled there"]
+    for i, (x, y) in enumerate(zip(st.after["nodes"], st.reference["nodes"])):
+        d = describe_node_change(i, x, y)
+        if d:
+            out.append(d)
+    if st.after["committed"] != st.reference["committed"]:
+        out.append(f"committed log {entries_text(st.reference['committed'])}")
+    kernel_only = [m for m in st.after["messages"] if m not in st.reference["messages"]]
+    reference_only = [m for m in st.reference["messages"] if m not in st.after["messages"]]
+    if kernel_only or reference_only:
+        out.append("in flight " + (", ".join(map(describe_message, reference_only)) or "nothing")
+                   + " where the kernel has "
+                   + (", ".join(map(describe_message, kernel_only)) or "nothing"))
+    return out
 
 
 def moved_message(before: dict, after: dict, name: str):
@@ -368,12 +445,15 @@ def render(trace: Trace) -> list[tuple[str, str]]:
     def when(k: int) -> str:
         return "" if trace.times is None else f"{trace.times[k] / 1000:>10.3f} ms  "
 
-    for k, action, before, after, viol, r in reference_states(trace):
-        if r == -1:
-            lines.append(("yellow", f"{k + 1:>4}  {when(k)}{describe_action(action, before)}  "
-                                    "(not enabled in the reference model: skipped)"))
+    steps, kernel_viol = walk_states(trace)
+    shown = []  # the reference model's differences last printed
+    for st in steps:
+        k, before, after = st.index, st.before, st.after
+        if st.verdict == -1:
+            lines.append(("yellow", f"{k + 1:>4}  {when(k)}{describe_action(st.action, before)}  "
+                                    "(not enabled in the kernel: skipped)"))
             continue
-        lines.append(("cyan", f"{k + 1:>4}  {when(k)}{describe_action(action, before, after)}"))
+        lines.append(("cyan", f"{k + 1:>4}  {when(k)}{describe_action(st.action, before, after)}"))
         for i, (x, y) in enumerate(zip(before["nodes"], after["nodes"])):
             d = describe_node_change(i, x, y)
             if d:
@@ -381,7 +461,18 @@ def render(trace: Trace) -> list[tuple[str, str]]:
         sent = [m for m in after["messages"] if m not in before["messages"]]
         for m in sent:
             lines.append(("dim", f"        sent {describe_message(m)}"))
-        last = (after, viol)
+        differs = reference_differences(st)
+        if differs != shown:
+            if differs:
+                lines.append(("yellow", "        reference model differs (kernel -> reference): "
+                                        + "; ".join(differs)))
+            else:
+                lines.append(("yellow", "        reference model agrees again"))
+            shown = differs
+        if st.reference_verdict > 0 and st.verdict == 0:
+            lines.append(("yellow", f"        the reference model finds "
+                                    f"{st.reference_violation.name} here; the kernel does not"))
+        last = (after, kernel_viol if st is steps[-1] else None)
     if last and last[1] is not None:
         after, v = last
         lines.append(("bold red", f"VIOLATION {v.name} at step {v.step}: nodes {v.node_a}"
@@ -392,6 +483,12 @@ def render(trace: Trace) -> list[tuple[str, str]]:
             style = "bold red" if i in (v.node_a, v.node_b) else ""
             lines.append((style, "  " + node_line(i, node, cfg.voters)))
         lines.append(("", f"  committed log: {entries_text(after['committed'])}"))
+        ref = steps[-1].reference_violation
+        if ref is None or (ref.invariant, ref.step) != (v.invariant, v.step):
+            lines.append(("bold red", "the reference model did not reproduce the kernel's "
+                                      "violation: "
+                                      + ("it found no violation" if ref is None else
+                                         f"it found {ref}")))
     elif trace.times is not None and trace.violation and last:  # liveness: a fact about time
         v = trace.violation
         t = trace.times[-1] / 1000 if len(trace.times) else 0.0
@@ -408,7 +505,7 @@ def render(trace: Trace) -> list[tuple[str, str]]:
             lines.append(("", "  " + node_line(i, node, cfg.voters)))
         lines.append(("", f"  committed log: {entries_text(last[0]['committed'])}"))
     elif trace.invariant:
-        lines.append(("bold red", "the reference model did not reproduce the kernel's violation "
+        lines.append(("bold red", "the replay did not reach the kernel's recorded violation "
                                   f"{trace.violation}"))
     else:
         lines.append(("green", "no violation"))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -88,3 +89,34 @@ def test_itf_export_is_valid(run_dir, tmp_path):
 def test_replay_errors(tmp_path):
     res = runner.invoke(app, ["replay", str(tmp_path)])
     assert res.exit_code == 2 and "no config.toml" in res.stderr
+
+
+def test_replay_prints_the_kernels_states_and_the_reference_model_agrees(run_dir):
+    res = runner.invoke(app, ["replay", str(run_dir)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "reference model differs" not in res.output
+    assert "did not reproduce" not in res.output
+
+
+def test_a_bug_only_the_kernel_has_shows_in_the_kernels_states(run_dir, monkeypatch):
+    """A reference model without the double-vote bug: the kernel's states still show the
+    second vote and its violation; the reference model's differences are printed where
+    they start, and the end says it did not reproduce the violation."""
+    import kraftwalk.reference as reference
+    from kraftwalk.kernels.features import MUT_DOUBLE_VOTE
+
+    class WithoutTheBug(reference.ReferenceCluster):
+        def __init__(self, params, features, **kw):
+            super().__init__(params, features & ~MUT_DOUBLE_VOTE, **kw)
+
+    monkeypatch.setattr(reference, "ReferenceCluster", WithoutTheBug)
+    res = runner.invoke(app, ["replay", str(run_dir), "--shrink"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    at = next(k for k, x in enumerate(lines) if "reference model differs" in x)
+    # the second vote: refused by the reference model, granted by the kernel
+    assert re.search(r"in flight VoteResponse (\d)->(\d) e1 rejected where the kernel has "
+                     r"VoteResponse \1->\2 e1 granted", lines[at]), lines[at]
+    assert "VIOLATION VoteUniqueness" in res.output  # the kernel's verdict, printed
+    assert lines[-1].startswith("the reference model did not reproduce the kernel's "
+                                "violation: it found no violation")
