@@ -57,6 +57,7 @@ LEADER_NEVER_LOADS_SNAPSHOT = _ID["LeaderNeverLoadsSnapshot"]
 AT_MOST_ONE_UNCOMMITTED_VOTER_SET = _ID["AtMostOneUncommittedVoterSet"]
 QUORUM_OVERLAP = _ID["QuorumOverlap"]
 CANDIDATE_IS_VOTER = _ID["CandidateIsVoter"]
+LOG_EPOCHS_MONOTONIC = _ID["LogEpochsMonotonic"]
 N_INVARIANTS = len(INVARIANT_NAMES)
 ALL_CHECKS = (1 << N_INVARIANTS) - 1
 
@@ -154,6 +155,16 @@ def check_log_matching(w, i, n):
 
 
 @kernel
+def check_log_epochs(w, i):
+    """LogEpochsMonotonic over the entries node i wrote this step: none has an epoch
+    below the entry before it."""
+    for k in range(max(w.node[DIRTY_FROM, i], 1), w.node[LOG_END, i]):
+        if w.log[ENTRY_EPOCH, i, k] < w.log[ENTRY_EPOCH, i, k - 1]:
+            report(w, LOG_EPOCHS_MONOTONIC, i, -1, w.log[ENTRY_EPOCH, i, k], k)
+            return
+
+
+@kernel
 def check_node(w, i, checks):
     """Every invariant that concerns node i's own state (and the ghost it feeds), one
     concern after another in a fixed order (the first violation a step finds is the one
@@ -169,9 +180,13 @@ def check_node(w, i, checks):
         check_snapshots(w, i, checks)
     if checks & RECONFIG and checks & (1 << AT_MOST_ONE_UNCOMMITTED_VOTER_SET):
         check_voter_records(w, i, e)
-    # LogMatching over the entries node i wrote in this step, then clear the mark.
-    if w.node[DIRTY_FROM, i] < w.node[LOG_END, i] and checks & (1 << LOG_MATCHING):
-        check_log_matching(w, i, w.scal[P_NODES])
+    # LogEpochsMonotonic and LogMatching over the entries node i wrote in this step,
+    # then clear the mark.
+    if w.node[DIRTY_FROM, i] < w.node[LOG_END, i]:
+        if checks & (1 << LOG_EPOCHS_MONOTONIC):
+            check_log_epochs(w, i)
+        if checks & (1 << LOG_MATCHING):
+            check_log_matching(w, i, w.scal[P_NODES])
     w.node[DIRTY_FROM, i] = w.log.shape[2]
     return extended
 

@@ -36,7 +36,7 @@ from kraftwalk.kernels.properties.checkers import (
     AT_MOST_ONE_UNCOMMITTED_VOTER_SET, CANDIDATE_IS_VOTER, COMMIT_CURRENT_EPOCH, ELECTION_SAFETY,
     EPOCH_MONOTONIC,
     HIGH_WATERMARK_MONOTONIC, HIGH_WATERMARK_VALID, INVARIANT_NAMES, LEADER_APPEND_ONLY,
-    LEADER_COMPLETENESS, LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING,
+    LEADER_COMPLETENESS, LEADER_NEVER_LOADS_SNAPSHOT, LOG_EPOCHS_MONOTONIC, LOG_MATCHING,
     MAJORITY_REACHED_HIGH_WATERMARK, OBSERVER_CONSISTENCY, QUORUM_OVERLAP,
     SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY,
     VOTE_UNIQUENESS,
@@ -158,7 +158,8 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
     ElectionSafety, LeaderAppendOnly, QuorumOverlap if newly leading, LeaderCompleteness,
     CommitCurrentEpoch; HighWatermarkValid; StateMachineSafety/ObserverConsistency, and
     QuorumOverlap if it grows the committed log; the snapshot invariants;
-    AtMostOneUncommittedVoterSet; LogMatching for the entries it wrote in this step);
+    AtMostOneUncommittedVoterSet; LogEpochsMonotonic and LogMatching for the entries it
+    wrote in this step);
     then every leader again (LeaderCompleteness if the committed log grew in this step,
     MajorityReachedHighWatermark); last HighWatermarkMonotonic."""
     h: History = c.history
@@ -259,8 +260,13 @@ def check_invariants(c, checks: int) -> Optional[Violation]:
             if len(pending) > 1:
                 report(AT_MOST_ONE_UNCOMMITTED_VOTER_SET, i, -1, e, pending[1])
 
-        # LogMatching, for the entries this node wrote in this step (the others were
-        # checked when they were written).
+        # LogEpochsMonotonic and LogMatching, for the entries this node wrote in this step
+        # (the others were checked when they were written).
+        log = node.log
+        for k in range(max(h.written_from(node), 1), len(log)):
+            if log[k][0] < log[k - 1][0]:
+                report(LOG_EPOCHS_MONOTONIC, i, -1, log[k][0], k)
+                break
         bad = log_matching_violation(c.nodes, node, h.written_from(node))
         if bad is not None:
             report(LOG_MATCHING, *bad)

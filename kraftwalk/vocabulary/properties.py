@@ -80,6 +80,10 @@ PROPERTIES: tuple[Property, ...] = (
     _always("CandidateIsVoter",
             "a running node is Prospective or Candidate only while its own voter set holds "
             "it (Kafka's QuorumState refuses the transition otherwise)"),
+    _always("LogEpochsMonotonic",
+            "the epochs along a log never go down (Kafka's leader-epoch cache refuses an "
+            "epoch below its latest), seen in the log that breaks it, whoever else holds "
+            "what it replaced"),
 
     _eventually("HealedClusterRecovers",
                 "once every fault has healed, a leader known to a majority of voters and a "

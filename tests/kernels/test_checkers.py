@@ -19,7 +19,7 @@ from kraftwalk.kernels.properties.checkers import (
     LEADER_COMPLETENESS, LOG_MATCHING, MAJORITY_REACHED_HIGH_WATERMARK, N_INVARIANTS,
     LEADER_NEVER_LOADS_SNAPSHOT, OBSERVER_CONSISTENCY, SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT,
     SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY, VOTE_UNIQUENESS, AT_MOST_ONE_UNCOMMITTED_VOTER_SET,
-    QUORUM_OVERLAP, CANDIDATE_IS_VOTER,
+    QUORUM_OVERLAP, CANDIDATE_IS_VOTER, LOG_EPOCHS_MONOTONIC,
 )
 from kraftwalk.kernels.features import RECONFIG, SNAPSHOTS
 from kraftwalk.kernels.state.layout import (
@@ -227,6 +227,15 @@ def bad_candidate_is_voter(checks):
     return w, (CANDIDATE_IS_VOTER, 3, -1, 1, -1)
 
 
+def bad_log_epochs_monotonic(checks):
+    """Node 1 holds [e1, e2] and then writes an epoch-1 entry after them: alone, so no
+    other log's entries disagree with it."""
+    w = fresh()
+    setup_check(craft(w, 1, epoch=2, log=[(1, -101), (2, -102)]), checks)
+    append_entry(w, 1, 1, 103)
+    return w, (LOG_EPOCHS_MONOTONIC, 1, -1, 1, 2)
+
+
 BAD = {
     ELECTION_SAFETY: bad_election_safety,
     VOTE_UNIQUENESS: bad_vote_uniqueness,
@@ -247,6 +256,7 @@ BAD = {
     AT_MOST_ONE_UNCOMMITTED_VOTER_SET: bad_at_most_one_uncommitted_voter_set,
     QUORUM_OVERLAP: bad_quorum_overlap,
     CANDIDATE_IS_VOTER: bad_candidate_is_voter,
+    LOG_EPOCHS_MONOTONIC: bad_log_epochs_monotonic,
 }
 IDS = [INVARIANT_NAMES[i] for i in sorted(BAD)]
 
@@ -623,3 +633,20 @@ def test_candidate_is_voter_asks_the_nodes_own_voter_set():
     w2 = fresh()
     craft(w2, 3, role=PROSPECTIVE, epoch=1, log=[(1, -101), (1, voters_record(0b1011, 1))])
     ok(check(w2, ALL))  # an observer added to the set in its own log may run
+
+
+def test_log_epochs_monotonic_holds_for_equal_and_rising_epochs():
+    w = fresh()
+    settle(craft(w, 1, epoch=2, log=[(1, -101), (1, 102)]))
+    append_entry(w, 1, 1, 103)
+    append_entry(w, 1, 2, -104)
+    ok(check(w))
+
+
+def test_log_epochs_monotonic_sees_a_whole_log_written_at_once():
+    """A log replaced in one step ([e1, e3, e2]: a truncation and appends) is checked from
+    the first entry it rewrote."""
+    w = fresh()
+    settle(craft(w, 2, epoch=3, log=[(1, -101), (1, 102)]))
+    craft(w, 2, log=[(1, -101), (3, -105), (2, -106)])
+    assert check(w) == (LOG_EPOCHS_MONOTONIC, 2, -1, 2, 2)

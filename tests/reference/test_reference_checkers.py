@@ -15,7 +15,7 @@ from kraftwalk.kernels.properties.checkers import (
     LEADER_APPEND_ONLY, LEADER_COMPLETENESS, LEADER_NEVER_LOADS_SNAPSHOT, LOG_MATCHING,
     MAJORITY_REACHED_HIGH_WATERMARK, OBSERVER_CONSISTENCY, QUORUM_OVERLAP,
     SNAPSHOT_AT_LOG_START, SNAPSHOT_CONSISTENT, SNAPSHOT_MONOTONIC, STATE_MACHINE_SAFETY,
-    VOTE_UNIQUENESS, CANDIDATE_IS_VOTER,
+    VOTE_UNIQUENESS, CANDIDATE_IS_VOTER, LOG_EPOCHS_MONOTONIC,
 )
 from kraftwalk.kernels.features import DISK_LOSS, RECONFIG, SNAPSHOTS
 from kraftwalk.kernels.state.layout import (
@@ -313,7 +313,7 @@ def test_invariant_ids_cover_them_all():
            HIGH_WATERMARK_MONOTONIC, MAJORITY_REACHED_HIGH_WATERMARK, COMMIT_CURRENT_EPOCH,
            OBSERVER_CONSISTENCY, SNAPSHOT_MONOTONIC, SNAPSHOT_CONSISTENT, SNAPSHOT_AT_LOG_START,
            LEADER_NEVER_LOADS_SNAPSHOT, AT_MOST_ONE_UNCOMMITTED_VOTER_SET, QUORUM_OVERLAP,
-           CANDIDATE_IS_VOTER}
+           CANDIDATE_IS_VOTER, LOG_EPOCHS_MONOTONIC}
     assert ids == set(range(len(INVARIANT_NAMES)))
 
 
@@ -597,4 +597,21 @@ def test_candidate_is_voter_asks_the_nodes_own_voter_set():
     assert verdict(c) == "CandidateIsVoter"
     c = cluster(checks=RECONFIG_CHECKS)
     put(c, 3, role=PROSPECTIVE, log=[(1, -1), (1, vr(0, 1, 2, 3))])
+    assert verdict(c) is None
+
+
+# ---- LogEpochsMonotonic --------------------------------------------------------------------
+def test_log_epochs_monotonic_fires_on_an_epoch_below_the_one_before():
+    c = cluster()
+    put(c, 1, epoch=2, log=[(1, -1), (2, -2)])
+    assert verdict(c) is None
+    c.nodes[1].log.append((1, 3))
+    assert verdict(c) == "LogEpochsMonotonic" and where(c) == (1, -1, 1, 2)
+
+
+def test_log_epochs_monotonic_holds_for_equal_and_rising_epochs():
+    c = cluster()
+    put(c, 1, epoch=2, log=[(1, -1), (1, 2)])
+    assert verdict(c) is None
+    c.nodes[1].log += [(1, 3), (2, -4)]
     assert verdict(c) is None
