@@ -18,6 +18,7 @@ from kraftwalk.vocabulary.timing import (
 )
 from kraftwalk.vocabulary import releases
 from kraftwalk.vocabulary.mutations import MUTATION_NAMES
+from kraftwalk.vocabulary.properties import INVARIANT_NAMES, LIVENESS_NAMES
 
 # Timing profiles: overrides of Kafka's defaults, with the pre-vote settings they run.
 PROFILES: dict[str, dict[str, Any]] = {
@@ -58,7 +59,7 @@ FLAGS = ("randomized_fetch_timeout", "sync_timers", "candidate_timeout_backoff")
 MAX_VOTERS, MAX_OBSERVERS = 9, 4
 KEYS = ("kafka", "voters", "observers", "pre_vote", "scenario", "profile", "walks", "seed",
         "workers",
-        "mutation", "chunk_walks", "depth", "walk_stats", "timing")
+        "mutation", "disabled_checks", "chunk_walks", "depth", "walk_stats", "timing")
 WALK_STATS = ("rows", "histogram")
 
 
@@ -118,6 +119,7 @@ class ElectConfig:
     seed: int = 0
     workers: int = 0
     mutation: str = "none"
+    disabled_checks: tuple[str, ...] = ()  # properties not checked (their walks go on)
     chunk_walks: int = 250
     depth: int = 1_000_000              # most actions a walk may take
     walk_stats: str = "rows"            # rows: one per walk; histogram: counts per value
@@ -126,6 +128,8 @@ class ElectConfig:
     def __post_init__(self) -> None:
         v = self.voters if isinstance(self.voters, (list, tuple)) else (self.voters,)
         object.__setattr__(self, "voters", tuple(v))
+        if isinstance(self.disabled_checks, list):
+            object.__setattr__(self, "disabled_checks", tuple(self.disabled_checks))
         pv = self.pre_vote if isinstance(self.pre_vote, (list, tuple)) else (self.pre_vote,)
         object.__setattr__(self, "pre_vote", tuple(pv))
         k = self.kafka if isinstance(self.kafka, (list, tuple)) else (self.kafka,)
@@ -165,6 +169,14 @@ class ElectConfig:
             raise _fail(f"--walk-stats {self.walk_stats!r} is not one of: {', '.join(WALK_STATS)}")
         if self.mutation not in MUTATION_NAMES:
             raise _fail(f"--mutation {self.mutation!r} is not one of: {', '.join(MUTATION_NAMES)}")
+        known = (*INVARIANT_NAMES, *LIVENESS_NAMES)
+        if not isinstance(self.disabled_checks, (list, tuple)):
+            raise _fail(f"--disable-check must be a list of property names, got "
+                        f"{self.disabled_checks!r}")
+        for name in self.disabled_checks:
+            if name not in known:
+                raise _fail(f"unknown property {name!r} in --disable-check; known: "
+                            + ", ".join(known))
         if not isinstance(self.timing, dict):
             raise _fail(f"timing {self.timing!r} must be a table of NAME = VALUE")
         for name, value in self.timing.items():
@@ -223,7 +235,9 @@ class ElectConfig:
                 if not value:
                     continue  # each release's own
                 value = ["on" if p else "off" for p in value]
-            elif key in ("voters", "kafka"):
+            elif key in ("voters", "kafka", "disabled_checks"):
+                if key == "disabled_checks" and not value:
+                    continue
                 value = list(value)
             lines.append(f"{key.replace('_', '-')} = {_toml_value(value)}")
         lines.append("\n[timing]  # every parameter as this run used it (profile included)")
@@ -258,6 +272,7 @@ def load_elect_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         name = key.replace("-", "_")
+        name = "disabled_checks" if name == "disable_check" else name  # as the option reads
         if name not in KEYS:
             raise _fail(f"unknown key {key!r} in config file {shown!r}; allowed keys: "
                         + ", ".join(k.replace("_", "-") for k in KEYS))

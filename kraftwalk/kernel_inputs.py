@@ -64,10 +64,13 @@ def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
 
 
 # ---- timed walks ---------------------------------------------------------------
-def timed_features(pre_vote: bool, mutation: str, kafka: str = DEFAULT) -> int:
+def timed_features(pre_vote: bool, mutation: str, kafka: str = DEFAULT,
+                   disabled_checks: tuple = ()) -> int:
     """Compile-time features of a timed walk: the release's switches, every safety and
-    liveness check on (the release's timing rules are in its ``tp``)."""
-    return feature_mask(pre_vote=pre_vote, mutation=mutation, liveness=True, kafka=kafka)
+    liveness check on but ``disabled_checks`` (the release's timing rules are in its
+    ``tp``)."""
+    return feature_mask(pre_vote=pre_vote, mutation=mutation, liveness=True, kafka=kafka,
+                        disabled_checks=disabled_checks)
 
 
 def timing_params(ecfg: ElectConfig) -> np.ndarray:

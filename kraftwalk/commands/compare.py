@@ -41,6 +41,7 @@ def compare(
     (or pre-vote settings, cluster sizes) compares with --by: `kraftwalk elect --kafka
     4.0 --kafka 4.0.1 --out r; kraftwalk compare r --by kafka`. Exit 0 whether or not
     anything differs."""
+    from kraftwalk.counterexamples.timed_replay import is_elect_folder
     from kraftwalk.errors import UsageError
     from kraftwalk.run.compare import BY_NAMES, cell_pairs, compare_cells, read_walks
     from kraftwalk.storage.paths import check_output_dir
@@ -53,6 +54,14 @@ def compare(
         fail("--baseline needs --by: it names one value of that setting")
     if out is not None:
         check_output_dir(out, "--out")
+    for folder in (first, second):
+        if folder is None:
+            continue
+        if not folder.is_dir():
+            fail(f"{folder} is not a folder: give an elect folder (kraftwalk elect)")
+        if not is_elect_folder(folder):
+            fail(f"{folder} is not an elect folder: compare takes the timed walks of "
+                 "kraftwalk elect")
     a = read_walks(first)
     b = read_walks(second) if second is not None else None
     pairs, name_a, name_b = cell_pairs(a, b, by, baseline)

@@ -13,6 +13,7 @@ from rich.progress import (
 from kraftwalk.commands import options as opts
 from kraftwalk.config import RUNS_DIR
 from kraftwalk.errors import RunStopped
+from kraftwalk.vocabulary.properties import INVARIANT_NAMES, LIVENESS_NAMES
 from kraftwalk.vocabulary.releases import RELEASES
 
 
@@ -58,6 +59,12 @@ def elect(
         "--observers", parser=opts.parse_int, metavar="N", help="Observers (brokers "
         "replicating the log without voting), 0..4 (default: 0).")] = None,
     mutation: opts.Mutation = None,
+    disable_check: Annotated[Optional[list[str]], typer.Option(
+        "--disable-check", metavar="PROPERTY", help="Turn off one property, a safety "
+        "invariant or a liveness property (its walks go on past where it would fire, so "
+        "their statistics show what the bug costs); repeat for several. Known: "
+        + ", ".join((*INVARIANT_NAMES, *LIVENESS_NAMES)) + " (default: all on).",
+        show_default=False)] = None,
     walk_stats: Annotated[Optional[str], typer.Option(
         "--walk-stats", metavar="rows|histogram", help="rows: one Parquet row per walk "
         "(walks/); histogram: how many walks had each value of each statistic, times to the "
@@ -86,7 +93,7 @@ def elect(
         config, kafka=tuple(kafka or ()), voters=tuple(voters or ()), pre_vote=pre_vote_values(pre_vote or []),
         scenario=scenario, profile=profile, timing=parse_timing(timing or []), walks=walks,
         seed=seed, workers=workers, observers=observers, mutation=mutation,
-        walk_stats=walk_stats)
+        disabled_checks=tuple(disable_check or ()), walk_stats=walk_stats)
     folder = make_new_folder(out or Path(RUNS_DIR) / f"elect-{new_run_id()}", "folder")
     from kraftwalk.run.elect import render_markdown, run as run_elect
     from kraftwalk.run.precompile import elect_variants, precompile

@@ -34,10 +34,13 @@ def untimed_config(ecfg, voters: int, pre_vote: bool) -> RunConfig:
     """The RunConfig whose kernel bounds and features match one cell's timed walks
     (``ecfg`` of the cell's release: ElectConfig.for_release)."""
     from kraftwalk import kernel_inputs as k
+    from kraftwalk.vocabulary.properties import INVARIANT_NAMES
 
     return make_config(None, kafka=ecfg.release, voters=voters, observers=ecfg.observers,
                        pre_vote=pre_vote,
                        mutation=ecfg.mutation, log_capacity=k.LOG_CAPACITY,
+                       disabled_checks=tuple(n for n in ecfg.disabled_checks
+                                             if n in INVARIANT_NAMES),
                        msg_slots=k.MSG_SLOTS, max_epoch=k.MAX_EPOCH,
                        max_records=k.MAX_RECORDS, depth=ecfg.depth, seed=ecfg.seed)
 

@@ -55,19 +55,14 @@ COLUMNS = sorted({m.column for m in METRICS})
 
 
 def read_walks(folder: str | Path) -> pd.DataFrame:
-    """An elect folder's walk rows (elect with ``--walk-stats rows``, its default)."""
+    """An elect folder's walk rows (elect with ``--walk-stats rows``, its default); the
+    caller has checked that it is one."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from kraftwalk.counterexamples.timed_replay import is_elect_folder
     from kraftwalk.storage.elect_stats import HISTOGRAM_DIR, WALKS_DIR
 
     folder = Path(folder)
-    if not folder.is_dir():
-        raise UsageError(f"{folder} is not a folder: give an elect folder (kraftwalk elect)")
-    if not is_elect_folder(folder):
-        raise UsageError(f"{folder} is not an elect folder: compare takes the timed walks "
-                         "of kraftwalk elect")
     rows = folder / WALKS_DIR
     if not (rows.is_dir() and any(rows.glob("*.parquet"))):
         hint = (f" (it has {HISTOGRAM_DIR}/: walks paired one by one need elect's "

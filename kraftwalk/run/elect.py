@@ -69,7 +69,7 @@ def cell_inputs(cfg: ElectConfig, voters: int, pre_vote: bool) -> tuple:
     """(params, tp, features) of one cell's timed walks; ``cfg`` of the cell's release
     (ElectConfig.for_release)."""
     return (timed_params(voters, cfg.observers, cfg.depth), timing_params(cfg),
-            timed_features(pre_vote, cfg.mutation, cfg.release))
+            timed_features(pre_vote, cfg.mutation, cfg.release, cfg.disabled_checks))
 
 
 def cell_chunks(cfg: ElectConfig, inputs: tuple, workers: int) -> Iterator[tuple]:

@@ -64,8 +64,8 @@ def feature_mask(*, pre_vote: bool, snapshots: bool = False, reconfig: bool = Fa
                  disabled_checks: tuple = (), liveness: bool = False,
                  kafka: str = DEFAULT) -> int:
     """The mask of a run: its switches, the Kafka release's (pre-vote is its own
-    option), every invariant check but the disabled ones, the liveness checks when
-    ``liveness`` (timed walks), and its mutation."""
+    option), every invariant check but the disabled ones, the liveness checks but the
+    disabled ones when ``liveness`` (timed walks), and its mutation."""
     on = {"pre_vote": pre_vote, "snapshots": snapshots, "reconfig": reconfig,
           "disk_loss": disk_loss}
     mask = sum(SWITCH_BIT[name] for name in RUN_SWITCHES if on[name])
@@ -75,5 +75,7 @@ def feature_mask(*, pre_vote: bool, snapshots: bool = False, reconfig: bool = Fa
         if name not in disabled_checks:
             mask |= 1 << bit
     if liveness:
-        mask |= ((1 << len(LIVENESS_NAMES)) - 1) << len(INVARIANT_NAMES)
+        for k, name in enumerate(LIVENESS_NAMES):
+            if name not in disabled_checks:
+                mask |= 1 << (len(INVARIANT_NAMES) + k)
     return mask | mutation_bit(mutation)

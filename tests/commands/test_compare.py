@@ -138,3 +138,34 @@ def test_shares_and_quantiles():
     y = np.where(x > 50, np.nan, x)  # unmeasured walks do not count
     sa, *_ = difference(y, y, "mean", True, np.random.default_rng(0))
     assert sa == pytest.approx(25.5)
+
+
+def test_a_liveness_bugs_cost_with_its_property_off(tmp_path):
+    """--disable-check lets the walks of a liveness bug go on past the property that
+    would stop them, so its cost shows: a follower whose fetch timer never restarts
+    deposes healthy leaders."""
+    common = ["elect", "--scenario", "random-faults", "--voters", "3", "--walks", "200",
+              "--workers", "1", "--seed", "7"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert runner.invoke(app, [*common, "--out", str(a)]).exit_code == 0
+    r = runner.invoke(app, [*common, "--mutation", "no-fetch-timer-reset", "--disable-check",
+                            "HealthyLeaderKept", "--out", str(b)])
+    assert r.exit_code == 0, r.output  # nothing checked fired
+    assert 'disabled-checks = ["HealthyLeaderKept"]' in (b / "config.toml").read_text()
+    got = rows(runner.invoke(app, ["compare", str(a), str(b)],
+                             env={"COLUMNS": "200"}).output)
+    a_share, b_share, _, _, _, differs = got["walks with a disruptive election (% of walks)"]
+    assert float(b_share) > float(a_share) + 30 and differs == "yes"
+    # config.toml repeats the run, the property still off
+    again = runner.invoke(app, ["elect", "--config", str(b / "config.toml"), "--out",
+                                str(tmp_path / "again")])
+    assert again.exit_code == 0, again.output
+    assert (pd.read_parquet(tmp_path / "again" / "walks")["disruptive_elections"].to_numpy()
+            == pd.read_parquet(b / "walks")["disruptive_elections"].to_numpy()).all()
+
+
+def test_elect_refuses_an_unknown_property_to_disable(tmp_path):
+    r = runner.invoke(app, ["elect", "--disable-check", "Liveness", "--out",
+                            str(tmp_path / "x")])
+    assert r.exit_code == 2 and "unknown property 'Liveness' in --disable-check" in r.output
+    assert not (tmp_path / "x").exists()

@@ -53,3 +53,7 @@ def test_a_runs_settings_make_its_mask():
     assert both == base | V.SWITCH_BIT["snapshots"] | MUTATION_BIT["snapshot-above-hw"]
     timed = V.feature_mask(pre_vote=False, kafka="3.9", liveness=True)
     assert timed == (1 << (len(INVARIANT_NAMES) + len(LIVENESS_NAMES))) - 1
+    quiet = V.feature_mask(pre_vote=False, kafka="3.9", liveness=True,
+                           disabled_checks=("HealthyLeaderKept",))
+    assert quiet == timed & ~(1 << (len(INVARIANT_NAMES)
+                                    + LIVENESS_NAMES.index("HealthyLeaderKept")))
