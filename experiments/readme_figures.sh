@@ -68,6 +68,14 @@ E=$(mktemp -d)
 cp "$E/compare/compare.md" "$R/compare-kafka-18345.md"
 cp "$E/compare/compare.png" "$R/compare-kafka-18345.png"
 rm -rf "$E"
+# A liveness bug's cost, with the property that would stop its walks off.
+E=$(mktemp -d)
+(cd "$E" && kraftwalk elect --scenario random-faults --voters 3 --walks 500 --seed 7 \
+    --out a > /dev/null && kraftwalk elect --scenario random-faults --voters 3 --walks 500 \
+    --seed 7 --mutation no-fetch-timer-reset --disable-check HealthyLeaderKept --out b \
+    > /dev/null && kraftwalk compare a b --out compare > /dev/null)
+cp "$E/compare/compare.md" "$R/compare-no-fetch-timer-reset.md"
+rm -rf "$E"
 # The correct model must find nothing.
 kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-correct
 
