@@ -78,6 +78,9 @@ cp "$E/compare/compare.md" "$R/compare-no-fetch-timer-reset.md"
 rm -rf "$E"
 # The correct model must find nothing.
 kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-correct
+# ... under every release whose swarm walks differ, every feature on, 10 minutes each:
+# nothing but the settled findings of results/findings/.
+python experiments/correct_model.py --seconds 600 --out "$R"
 
 # A real shrunk trace.
 T=$(mktemp -d)
