@@ -80,13 +80,18 @@ def refuse_if_held(folder: str | Path, option: str) -> None:
 @contextmanager
 def hold(folder: str | Path, command: str, option: str = "--out") -> Iterator[None]:
     """Hold ``folder``'s lock for the block (``command`` names the writer to others);
-    another holder is a one-line usage error."""
+    another holder is a one-line usage error. With ``option`` "--out" the folder is a
+    new one: under the lock it must still hold nothing but the lock file, since a run
+    started beside this one may have taken the lock first and written it meanwhile."""
     path = Path(folder) / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         if not _try_lock(fd, fcntl.LOCK_EX):
             raise UsageError(f"{option} {folder}: {_holder_text(fd)} is writing it; wait "
                              "for it to end or stop it first")
+        if option == "--out" and any(p.name != LOCK_FILE for p in Path(folder).iterdir()):
+            raise UsageError(f"--out {folder} already exists and is not an empty folder "
+                             "(another run wrote it meanwhile); choose a new folder")
         since = datetime.now(timezone.utc).isoformat(timespec="seconds")
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "command": command,

@@ -54,3 +54,18 @@ def test_the_lock_goes_with_its_holder_whatever_ends_it(tmp_path, sig):
         time.sleep(0.05)
     with hold(tmp_path, "swarm"):
         pass
+
+
+def test_a_new_folder_written_meanwhile_is_refused_under_the_lock(tmp_path):
+    """Two runs started together on one --out both find it empty; the one that gets the
+    lock second must not write into what the first wrote (it used to, once the first had
+    finished within the lock's wait)."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    with hold(folder, "swarm"):
+        (folder / "run.json").write_text("{}")  # the first run's output
+    with pytest.raises(UsageError, match="already exists and is not an empty folder"):
+        with hold(folder, "swarm"):
+            pass
+    with hold(folder, "swarm", "--resume"):  # a resume writes into it: allowed
+        pass
