@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kraftwalk.run.elect import run_cell
+from kraftwalk.run.elect import cell_walks
 from kraftwalk.elect_config import ElectConfig
 from kraftwalk.storage.output import markdown_table, write_json_atomic, write_text_atomic
 
@@ -36,8 +36,7 @@ def cell(profile: str, voters: int, walks: int, workers: int, pre_vote: bool = F
          seed: int = 0, **timing) -> tuple:
     cfg = ElectConfig(voters=(voters,), pre_vote=(pre_vote,), profile=profile, walks=walks,
                       seed=seed, timing={**SHORT, **timing}, chunk_walks=500)
-    r = run_cell(cfg, voters, pre_vote, workers, None)
-    return cfg, r.table, r.info
+    return cfg, cell_walks(cfg, voters, pre_vote, workers)
 
 
 def col(table, name) -> np.ndarray:
@@ -78,7 +77,7 @@ def main() -> None:
     md.append("#### 1. First timeout among s live servers\n")
     rows = []
     for n in (3, 5, 9):
-        cfg, t, _ = cell("ongaro", n, walks, workers)
+        cfg, t = cell("ongaro", n, walks, workers)
         T = cfg.timing_ms()["election_timeout_ms"] * 1000
         x = (col(t, "first_timeout_us") - T) / T
         s = n - 1
@@ -91,7 +90,7 @@ def main() -> None:
     md.append("\n#### 2. Split votes, n = 5, s = 4, 100 ms timeout range, fixed latency\n")
     rows = []
     for l_ms in (1, 10, 20):
-        _, t, _ = cell("ongaro", 5, walks, workers, election_timeout_ms=100.0,
+        _, t = cell("ongaro", 5, walks, workers, election_timeout_ms=100.0,
                        latency="fixed", latency_a_ms=float(l_ms))
         e = col(t, "election_epochs")
         k, n = int((e > 1).sum()), len(e)
@@ -106,7 +105,7 @@ def main() -> None:
 
     # 3. the simulated WAN
     md.append("\n#### 3. Simulated WAN: 5 servers, latency 30-40 ms, timeouts 300-600 ms\n")
-    _, t, _ = cell("ongaro-wan", 5, walks, workers, restart_delay_ms=5000.0)
+    _, t = cell("ongaro-wan", 5, walks, workers, restart_delay_ms=5000.0)
     e = col(t, "elect_us") / 1000
     ft = col(t, "first_timeout_us") / 1000
     se = e.std(ddof=1) / math.sqrt(len(e))

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from kraftwalk.config import effective_workers
+from kraftwalk.config import BACKENDS, MAX_FLUSH_SECONDS, effective_workers
 from kraftwalk.errors import UsageError
 from kraftwalk.vocabulary.timing import (
     BEGIN_QUORUM_EPOCH_NAMES, ELECTION_LOSS_NAMES, FETCH_PURGATORY_NAMES, LATENCY_NAMES, OBSERVER_FETCH_NAMES, MAX_TIME_MS, SCENARIO_NAMES, TIMING, TIMING_BY_NAME,
@@ -58,8 +58,10 @@ NAMED_VALUES = {"latency": LATENCY_NAMES, "scenario": SCENARIO_NAMES,
 FLAGS = ("randomized_fetch_timeout", "sync_timers", "candidate_timeout_backoff")
 MAX_VOTERS, MAX_OBSERVERS = 9, 4
 KEYS = ("kafka", "voters", "observers", "pre_vote", "scenario", "profile", "walks", "seed",
-        "workers",
+        "workers", "backend", "flush_seconds",
         "mutation", "disabled_checks", "chunk_walks", "depth", "walk_stats", "timing")
+# Where and how walks run, never what they do: a resumed run may change these.
+EXECUTION = ("workers", "backend", "flush_seconds", "chunk_walks")
 WALK_STATS = ("rows", "histogram")
 
 
@@ -118,6 +120,8 @@ class ElectConfig:
     walks: int = 2000
     seed: int = 0
     workers: int = 0
+    backend: str = "loky"               # where chunks run: local processes, Dask or Ray
+    flush_seconds: float = 10.0         # longest a finished chunk waits to be saved
     mutation: str = "none"
     disabled_checks: tuple[str, ...] = ()  # properties not checked (their walks go on)
     chunk_walks: int = 250
@@ -145,6 +149,7 @@ class ElectConfig:
         object.__setattr__(self, "timing", {  # canonical values: numbers, or names
             k: v if k in NAMED_VALUES else timing_value(k, v) for k, v in self.timing.items()})
         object.__setattr__(self, "pre_vote", tuple(dict.fromkeys(self.pre_vote)))
+        object.__setattr__(self, "flush_seconds", float(self.flush_seconds))
 
     def validate(self) -> None:
         if not self.voters:
@@ -165,6 +170,13 @@ class ElectConfig:
             raise _fail(f"--scenario {self.scenario!r} is not one of: {', '.join(SCENARIO_NAMES)}")
         if self.profile not in PROFILES:
             raise _fail(f"--profile {self.profile!r} is not one of: {', '.join(PROFILES)}")
+        if self.backend not in BACKENDS:
+            raise _fail(f"--backend {self.backend!r} is not one of: {', '.join(BACKENDS)}")
+        f = self.flush_seconds
+        if (isinstance(f, bool) or not isinstance(f, (int, float)) or not math.isfinite(f)
+                or not 0 <= f <= MAX_FLUSH_SECONDS):
+            raise _fail(f"--flush-seconds {f!r} is not a number of seconds in "
+                        f"0..{MAX_FLUSH_SECONDS:g}")
         if self.walk_stats not in WALK_STATS:
             raise _fail(f"--walk-stats {self.walk_stats!r} is not one of: {', '.join(WALK_STATS)}")
         if self.mutation not in MUTATION_NAMES:

@@ -77,6 +77,14 @@ def elect(
     out: Annotated[Optional[Path], typer.Option(
         "--out", help=f"New folder for the results (default: {RUNS_DIR}/elect-<time>).",
         show_default=False)] = None,
+    backend: opts.Backend = None,
+    flush_seconds: opts.FlushSeconds = None,
+    resume: Annotated[Optional[Path], typer.Option(
+        "--resume", help="Continue the elect folder DIR (stopped by Ctrl-C, a signal or "
+        "kill -9) after each cell's saved walks, with its config.toml; it ends with the "
+        "same walks, violations and summary as a run never stopped. Only --workers, "
+        "--backend and --flush-seconds may differ.", metavar="DIR",
+        show_default=False)] = None,
     fail_on_violation: opts.FailOnViolation = True,
 ) -> None:
     """Time elections: run a timed scenario per release, cluster size and pre-vote
@@ -84,17 +92,36 @@ def elect(
     write per-walk Parquet, a summary and a CDF plot. Exit code 0 when no walk broke a
     property; 13 when a liveness property broke, 12 when a safety invariant did
     (--no-fail-on-violation: 0); 2 on a bad option; 128 + N when signal N stopped it."""
+    from kraftwalk.commands.console import fail
     from kraftwalk.config import new_run_id
     from kraftwalk.elect_config import make_elect_config, parse_timing, pre_vote_values
     from kraftwalk.storage.lock import hold
     from kraftwalk.storage.paths import make_new_folder
 
-    cfg = make_elect_config(
-        config, kafka=tuple(kafka or ()), voters=tuple(voters or ()), pre_vote=pre_vote_values(pre_vote or []),
-        scenario=scenario, profile=profile, timing=parse_timing(timing or []), walks=walks,
-        seed=seed, workers=workers, observers=observers, mutation=mutation,
-        disabled_checks=tuple(disable_check or ()), walk_stats=walk_stats)
-    folder = make_new_folder(out or Path(RUNS_DIR) / f"elect-{new_run_id()}", "folder")
+    given = dict(kafka=tuple(kafka or ()), voters=tuple(voters or ()),
+                 pre_vote=pre_vote_values(pre_vote or []), scenario=scenario, profile=profile,
+                 timing=parse_timing(timing or []), walks=walks, seed=seed, workers=workers,
+                 observers=observers, mutation=mutation,
+                 disabled_checks=tuple(disable_check or ()), walk_stats=walk_stats,
+                 backend=backend, flush_seconds=flush_seconds)
+    if resume is not None:
+        if config is not None:
+            fail("--resume takes the elect folder's own config.toml; leave out --config")
+        if out is not None and Path(out).resolve() != resume.resolve():
+            fail(f"--resume {resume} continues that folder; --out {out} names another")
+        if given.pop("timing"):
+            fail("--timing would change the walks of the folder --resume continues; "
+                 "start a new run instead")
+        from kraftwalk.run.elect import resume_config
+
+        cfg = resume_config(resume, given)
+        folder = resume
+    else:
+        cfg = make_elect_config(config, **given)
+        from kraftwalk.run.backends import check_backend
+
+        check_backend(cfg)
+        folder = make_new_folder(out or Path(RUNS_DIR) / f"elect-{new_run_id()}", "folder")
     from kraftwalk.run.elect import render_markdown, run as run_elect
     from kraftwalk.run.precompile import elect_variants, precompile
 
@@ -115,27 +142,40 @@ def elect(
             bar.update(task, description="running timed walks")
 
         try:
-            with hold(folder, "elect"):  # one writer: two elects started on one --out
+            # one writer: two elects started on one --out, or a resume of a running one
+            with hold(folder, "elect", "--resume" if resume is not None else "--out"):
                 precompile(elect_variants(cfg), n_workers)  # the variants side by side
-                result = run_elect(cfg, folder, n_workers, lambda n: bar.advance(task, n),
-                                   on_cell)
+                result = run_elect(cfg, folder, resume=resume is not None,
+                                   advance=lambda n: bar.advance(task, n), on_cell=on_cell)
         except RunStopped as stop:
             bar.stop()
-            err.print(f"stopped by {stop}: finished cells summarized in {folder}")
+            err.print(f"stopped by {stop}: the saved walks are summarized in {folder}; "
+                      f"continue with: kraftwalk elect --resume {folder}")
             raise typer.Exit(128 + stop.signum) from None
     Console().print(render_markdown(result["summary"], cfg), soft_wrap=True)
     rate = result["events_per_second"]
     saved = "walks" if cfg.walk_stats == "rows" else "walks_histogram"
     Console().print(f"{result['events']:,} events in {result['seconds']:.1f} s"
-                    + (f" ({rate:,} events/s on {n_workers} workers)" if rate else "")
-                    + f"; written to {folder}: {saved}/, summary.md, summary.parquet, "
-                    "violations.parquet, elect-cdf.png, config.toml, run.json")
-    violations = folder / "violations.parquet"
-    if fail_on_violation and violations.is_file():
+                    + (f" ({rate:,} events/s on {result.get('workers', n_workers)} workers)"
+                       if rate else "")
+                    + f"; written to {folder}: {saved}/, violations/, summary.md, "
+                    "summary.parquet, elect-cdf.png, config.toml, run.json")
+    if fail_on_violation:
         from kraftwalk.commands.console import violations_exit
-        from kraftwalk.storage.rundir import read_file
 
-        code = violations_exit(read_file(violations, columns=["property"])
-                               .column("property").to_pylist())
+        code = violations_exit(p for c in result["summary"] for p in
+                               _violated(folder, cfg, c))
         if code is not None:
             raise typer.Exit(code)
+
+
+def _violated(folder: Path, cfg, cell: dict) -> list[str]:
+    """The properties a cell's saved walks broke."""
+    from kraftwalk.storage.elect_folder import read_cell
+    from kraftwalk.storage.rundir import VIOLATIONS
+
+    if not cell["violations"]:
+        return []
+    t = read_cell(folder, (cell["kafka"], cell["voters"], cell["pre_vote"]), VIOLATIONS,
+                  ["property"])
+    return [] if t is None else t.column("property").to_pylist()

@@ -221,10 +221,11 @@ def elect_report(folder: Path, out: Path) -> Path:
 
     md += ["## Per-walk statistics\n",
            f"![per-walk statistics]({plot_elect_walks(folder, out / 'walks.png').name})\n"]
-    violations = folder / "violations.parquet"
-    if violations.is_file():
-        t = rundir.read_file(violations, columns=["kafka", "voters", "pre_vote", "property",
-                                                  "walk"]).to_pylist()
+    from kraftwalk.storage import elect_folder as ef
+
+    if ef.has_cells(folder, rundir.VIOLATIONS):
+        t = ef.read_cells(folder, rundir.VIOLATIONS, ["kafka", "voters", "pre_vote", "property",
+                                                      "walk"]).to_pylist()
         md.append(f"## Violations: {len(t):,}\n")
         if t:
             first: dict[tuple, dict] = {}

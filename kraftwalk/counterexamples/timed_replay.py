@@ -77,40 +77,39 @@ def pick_cell(run_dir: Path, ecfg, walk: int | None, voters: int | None,
     return (*cells[0], walk)
 
 
-# the columns of an elect folder's violations.parquet that pick_cell reads, as it needs them
+# the columns of an elect folder's violations that pick_cell reads, as it needs them
 VIOLATION_COLUMNS = {"kafka": pa.string(), "voters": pa.int64(), "pre_vote": pa.bool_(),
                      "walk": pa.int64()}
 
 
 def violation_rows(run_dir: Path, ecfg) -> list[dict]:
-    """The rows of ``run_dir``'s violations.parquet; a file that is gone, unreadable, or
-    lacks a column (or has one of a type or value no cast makes right) is a one-line
-    UsageError naming it: replay and shrink pick their walk from it."""
-    from kraftwalk.storage.rundir import read_file
+    """The rows of ``run_dir``'s violations dataset; a folder that saved none, a part
+    that is unreadable, or lacks the walk column (or has one of a type or value no cast
+    makes right) is a one-line UsageError naming it: replay and shrink pick their walk
+    from it."""
+    from kraftwalk.storage import elect_folder as ef
+    from kraftwalk.storage.rundir import VIOLATIONS
 
-    f = run_dir / "violations.parquet"
-    if not f.is_file():  # elect writes it once a cell has finished, empty if none violated
-        raise UsageError(f"{run_dir} has no violations.parquet; give --walk N")
-    t = read_file(f)
-    if "kafka" not in t.column_names:  # a folder written before elect ran several releases
-        t = t.append_column("kafka", pa.array([ecfg.kafka[0]] * t.num_rows, pa.string()))
-    missing = [c for c in VIOLATION_COLUMNS if c not in t.column_names]
-    if missing:
-        raise UsageError(f"{f} has no column {', '.join(missing)}: it is not a violations "
-                         "file kraftwalk elect wrote")
+    where = run_dir / VIOLATIONS
+    if not ef.has_cells(run_dir, VIOLATIONS, ecfg):
+        raise UsageError(f"{run_dir} has no saved {VIOLATIONS}/ parts; give --walk N")
+    t = ef.read_cells(run_dir, VIOLATIONS, cfg=ecfg)
+    if "walk" not in t.column_names:
+        raise UsageError(f"{where} has no column walk: it is not a violations dataset "
+                         "kraftwalk elect wrote")
     cols = {}
     for c, typ in VIOLATION_COLUMNS.items():  # "3" makes a walk; "walk-3" does not
         try:
             cols[c] = t.column(c).cast(typ)
         except (pa.ArrowException, ValueError) as e:
-            raise UsageError(f"{f}: column {c} is {t.schema.field(c).type}, not {typ} "
+            raise UsageError(f"{where}: column {c} is {t.schema.field(c).type}, not {typ} "
                              f"({' '.join(str(e).split())[:200]})") from None
     t = pa.table(cols)
-    if any(t.column(c).null_count for c in VIOLATION_COLUMNS):
-        raise UsageError(f"{f} has rows without a kafka, voters, pre_vote or walk value")
+    if t.column("walk").null_count:
+        raise UsageError(f"{where} has rows without a walk")
     walks = t.column("walk")
     if t.num_rows and (pc.min(walks).as_py() < 0 or pc.max(walks).as_py() >= ecfg.walks):
-        raise UsageError(f"{f} names walks outside the run's 0..{ecfg.walks - 1}")
+        raise UsageError(f"{where} names walks outside the run's 0..{ecfg.walks - 1}")
     return t.to_pylist()
 
 

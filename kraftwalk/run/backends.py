@@ -140,44 +140,55 @@ def chunk_ranges(cfg: RunConfig, deadline: float | None, first: int = 0
 
 
 def start_workers(cfg: RunConfig, workers: int, params: np.ndarray, features: int) -> float:
-    """Start the local worker pool and have every worker load the kernels (one walk
-    each, its result dropped) before any walk is timed; seconds taken. A run counts
-    this as start-up, as it does the compile: about a second for two workers, which a
-    20-second run would otherwise book as walks not run. Nothing to do with one worker
-    (the walks run in this process) or on a cluster (its workers are already up)."""
-    if workers == 1 or cfg.backend != "loky":
+    """Start the local worker pool and have every worker load the swarm kernels; seconds
+    taken (:func:`start_pool`)."""
+    return start_pool(cfg.backend, workers, run_walks, cfg.seed, params, walk_weights(cfg),
+                      features)
+
+
+def start_pool(backend: str, workers: int, task, seed: int, *args) -> float:
+    """Start the local worker pool and have every worker load the kernels (one walk of
+    ``task`` each, its result dropped) before any walk is timed; seconds taken. A run
+    counts this as start-up, as it does the compile: about a second for two workers,
+    which a 20-second run would otherwise book as walks not run. Nothing to do with one
+    worker (the walks run in this process) or on a cluster (its workers are already up)."""
+    if workers == 1 or backend != "loky":
         return 0.0
     from joblib import delayed
 
     t = time.perf_counter()
-    weights = walk_weights(cfg)
-    # the same n_jobs as stream_chunks: joblib reuses this pool for the walks
-    local_pool(workers)(delayed(run_walks)(cfg.seed, 0, 1, params, weights, features)
-                        for _ in range(workers))
+    # the same n_jobs as stream_tasks: joblib reuses this pool for the walks
+    local_pool(workers)(delayed(task)(seed, 0, 1, *args) for _ in range(workers))
     return time.perf_counter() - t
 
 
 def stream_chunks(cfg: RunConfig, params: np.ndarray, features: int, workers: int,
                   ranges: Iterator[tuple[int, int]]) -> Iterator[tuple]:
-    """(first, stats, viol, weights, reach, counts) for each range, in order, on the backend of
-    ``backend_session`` (entered by the caller). Closing the generator stops the
-    workers."""
+    """(first, stats, viol, weights, reach, counts) of swarm walks for each range, in
+    order (:func:`stream_tasks`)."""
+    return stream_tasks(cfg.backend, workers, run_walks, cfg.seed, ranges, params,
+                        walk_weights(cfg), features)
+
+
+def stream_tasks(backend: str, workers: int, task, seed: int,
+                 ranges: Iterator[tuple[int, int]], *args) -> Iterator[tuple]:
+    """``task(seed, first, count, *args)`` for each (first, count) range, results in
+    range order, on the backend of ``backend_session`` (entered by the caller): the one
+    way both choosers' walks run. Closing the generator stops the workers."""
     from joblib import Parallel, delayed
 
-    weights = walk_weights(cfg)
-    if workers == 1 and cfg.backend == "loky":
+    if workers == 1 and backend == "loky":
         for first, count in ranges:
-            yield run_walks(cfg.seed, first, count, params, weights, features)
+            yield task(seed, first, count, *args)
         return
-    tasks = (delayed(run_walks)(cfg.seed, first, count, params, weights, features)
-             for first, count in ranges)
-    if cfg.backend == "ray":
+    tasks = (delayed(task)(seed, first, count, *args) for first, count in ranges)
+    if backend == "ray":
         # joblib's Ray backend returns lists only: ordered batches of 2 chunks a worker
         parallel = Parallel(n_jobs=-1)
         while batch := list(islice(tasks, 2 * workers)):
             yield from parallel(batch)
         return
     streamed = dict(return_as="generator", pre_dispatch="2*n_jobs")
-    pool = (local_pool(workers, **streamed) if cfg.backend == "loky" else
+    pool = (local_pool(workers, **streamed) if backend == "loky" else
             Parallel(n_jobs=-1, **streamed))
     yield from pool(tasks)

@@ -57,21 +57,16 @@ COLUMNS = sorted({m.column for m in METRICS})
 def read_walks(folder: str | Path) -> pd.DataFrame:
     """An elect folder's walk rows (elect with ``--walk-stats rows``, its default); the
     caller has checked that it is one."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from kraftwalk.storage.elect_stats import HISTOGRAM_DIR, WALKS_DIR
+    from kraftwalk.storage import elect_folder as ef
+    from kraftwalk.storage.rundir import HISTOGRAM, WALKS
 
     folder = Path(folder)
-    rows = folder / WALKS_DIR
-    if not (rows.is_dir() and any(rows.glob("*.parquet"))):
-        hint = (f" (it has {HISTOGRAM_DIR}/: walks paired one by one need elect's "
-                "--walk-stats rows)" if (folder / HISTOGRAM_DIR).is_dir() else "")
-        raise UsageError(f"{folder} has no walk rows in {WALKS_DIR}/{hint}")
-    try:
-        t = pq.read_table(rows, columns=[*AXES, "seed", "walk", *COLUMNS])
-    except (OSError, pa.ArrowException) as e:
-        raise UsageError(f"{rows} cannot be read as elect's walk rows: {e}") from None
+    cfg = ef.config_of(folder)
+    if not ef.has_cells(folder, WALKS, cfg):
+        hint = (f" (it has {HISTOGRAM}/: walks paired one by one need elect's "
+                "--walk-stats rows)" if ef.has_cells(folder, HISTOGRAM, cfg) else "")
+        raise UsageError(f"{folder} has no walk rows in {WALKS}/{hint}")
+    t = ef.read_cells(folder, WALKS, [*AXES, "seed", "walk", *COLUMNS], cfg)
     df = t.to_pandas()
     for a in AXES:
         df[a] = df[a].astype(str) if a != "pre_vote" else df[a].map({True: "on", False: "off"})

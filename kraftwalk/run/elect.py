@@ -1,18 +1,22 @@
-"""``kraftwalk elect``: timed walks of a scenario, per cluster size and pre-vote setting.
+"""``kraftwalk elect``: timed walks of a scenario, per release, cluster size and pre-vote.
 
-Each cell (voters, pre-vote) runs walks 0 .. walks-1 of the timed chooser
-(:mod:`kraftwalk.kernels.drivers.timed`) in chunks on joblib workers; chunks come back in
-walk order, so the files hold the same walks for any worker count. A cell's walks
-are saved as Parquet parts of at most PART_WALKS walks as they finish (one row per
-walk, or with ``--walk-stats histogram`` the counts of each value of each statistic),
-so whatever stops the run keeps what was done. Times in the rows are integer
-microseconds (columns ending in ``_us``; null where the walk never measured it); the
-summary comes from the histograms (times to the millisecond).
+A timed run is a swarm run whose chooser is the clock, on the same machinery: each
+cell (release, voters, pre-vote) runs walks 0 .. walks-1 of the timed chooser
+(:mod:`kraftwalk.kernels.drivers.timed`) in chunks on the run's backend (local
+processes, Dask or Ray: :func:`kraftwalk.run.backends.stream_tasks`); chunks come back in
+walk order and are saved as complete parts of the cell's partition of the folder's
+datasets (:mod:`kraftwalk.storage.elect_folder`) after ``flush_seconds`` or PART_WALKS
+walks, so whatever stops the run keeps what was done, the files hold the same walks for
+any worker count, and ``--resume`` goes on after each cell's saved walks to the rows an
+uninterrupted run writes. Times in the rows are integer microseconds (columns ending in
+``_us``; null where the walk never measured it); the summary comes from the saved
+walks' histograms (times to the millisecond).
 """
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -20,11 +24,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kraftwalk.elect_config import ElectConfig
-from kraftwalk.storage.elect_stats import HISTOGRAM_DIR, WALKS_DIR, Histogram, summarize_cell
+from kraftwalk.elect_config import EXECUTION, ElectConfig
 from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
+from kraftwalk.storage import elect_folder as ef
+from kraftwalk.storage import rundir
+from kraftwalk.storage.elect_stats import Histogram, summarize_cell
 
-PART_WALKS = 50_000
+PART_WALKS = 50_000  # most walks a saved part holds
 
 
 def property_names() -> tuple[str, ...]:
@@ -50,19 +56,13 @@ def warm_up(params, tp, features) -> float:
 
 
 def timed_chunks(seed: int, params, tp, features, workers: int,
-                 ranges: Iterable[tuple[int, int]]) -> Iterator[tuple]:
+                 ranges: Iterable[tuple[int, int]], backend: str = "loky") -> Iterator[tuple]:
     """(first, stats, viol, timed) for each (first, count) range, in walk order, on
-    ``workers`` joblib processes; closing the generator stops them."""
-    from joblib import delayed
+    ``workers`` workers of ``backend`` (its session entered by the caller for Dask or
+    Ray); closing the generator stops them."""
+    from kraftwalk.run.backends import stream_tasks
 
-    from kraftwalk.run.backends import local_pool
-
-    if workers == 1:
-        for f, n in ranges:
-            yield run_chunk(seed, f, n, params, tp, features)
-        return
-    yield from local_pool(workers, return_as="generator", pre_dispatch="2*n_jobs")(
-        delayed(run_chunk)(seed, f, n, params, tp, features) for f, n in ranges)
+    return stream_tasks(backend, workers, run_chunk, seed, iter(ranges), params, tp, features)
 
 
 def cell_inputs(cfg: ElectConfig, voters: int, pre_vote: bool) -> tuple:
@@ -72,11 +72,18 @@ def cell_inputs(cfg: ElectConfig, voters: int, pre_vote: bool) -> tuple:
             timed_features(pre_vote, cfg.mutation, cfg.release, cfg.disabled_checks))
 
 
-def cell_chunks(cfg: ElectConfig, inputs: tuple, workers: int) -> Iterator[tuple]:
-    """(first, stats, viol, timed) per chunk of one cell (its ``cell_inputs``), in walk
-    order."""
-    ranges = [(f, min(cfg.chunk_walks, cfg.walks - f)) for f in range(0, cfg.walks, cfg.chunk_walks)]
-    return timed_chunks(cfg.seed, *inputs, workers, ranges)
+def cell_ranges(cfg: ElectConfig, start: int = 0) -> list[tuple[int, int]]:
+    """(first, count) of a cell's chunks from walk ``start`` on."""
+    return [(f, min(cfg.chunk_walks, cfg.walks - f)) for f in range(start, cfg.walks, cfg.chunk_walks)]
+
+
+def cell_walks(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int) -> pa.Table:
+    """Every walk's row of one cell, in memory: the rows an elect folder saves for it
+    (experiments and tests; ``cfg`` of the cell's release)."""
+    inputs = cell_inputs(cfg, voters, pre_vote)
+    chunks = timed_chunks(cfg.seed, *inputs, workers, cell_ranges(cfg))
+    return pa.concat_tables([walks_table(cfg, voters, pre_vote, f, st, vi, ti)
+                             for f, st, vi, ti in chunks])
 
 
 def kafka_timed(cfg, scenario: str) -> tuple:
@@ -124,90 +131,103 @@ def violations_table(walks: pa.Table) -> pa.Table:
     return t.select(keep).rename_columns([*keep[:-2], "property", "time_us"])
 
 
-@dataclass
-class CellResult:
-    """One cell's walks: every row (--walk-stats rows, else None), the histogram the
-    summary comes from, the violating walks' rows, and what it cost."""
-    kafka: str
-    voters: int
-    pre_vote: bool
-    table: pa.Table | None
-    hist: Histogram
-    violations: pa.Table
-    info: dict
+class CellSaver:
+    """Collects one cell's finished chunks and saves them as parts of its partition:
+    after ``cfg.flush_seconds`` or PART_WALKS walks, whichever comes first, at the
+    cell's end and on a stop. A range's violations part is written before its walks
+    (or histogram) part, which marks the range as saved (:mod:`kraftwalk.storage.rundir`)."""
+
+    def __init__(self, lay: rundir.Layout, cfg: ElectConfig, voters: int, pre_vote: bool,
+                 start: int) -> None:
+        self.lay, self.cfg, self.voters, self.pre_vote = lay, cfg, voters, pre_vote
+        self.rows = cfg.walk_stats == "rows"
+        self.first = self.end = start
+        self.tables: list[pa.Table] = []
+        self.bad: list[pa.Table] = []
+        self.part = Histogram()
+        self.last = time.monotonic()
+
+    def add(self, first: int, stats: np.ndarray, viol: np.ndarray, timed: np.ndarray) -> None:
+        assert first == self.end, "chunks arrive in walk order"
+        t = walks_table(self.cfg, self.voters, self.pre_vote, first, stats, viol, timed)
+        self.bad.append(violations_table(t))
+        if self.rows:
+            self.tables.append(t)
+        else:
+            self.part.add(timed)
+        self.end = first + len(stats)
+
+    def due(self) -> bool:
+        return (self.end - self.first >= PART_WALKS or self.end == self.cfg.walks
+                or time.monotonic() - self.last >= self.cfg.flush_seconds)
+
+    def save(self) -> bool:
+        """Save the walks collected since the last save as one part; whether it did."""
+        from kraftwalk.run.signals import deferred
+
+        if self.end == self.first:
+            return False
+        with deferred():  # both parts or neither: a stop's own save would write it again
+            rundir.write_part(self.lay, rundir.VIOLATIONS, self.first, self.end,
+                              pa.concat_tables(self.bad))
+            if self.rows:
+                rundir.write_part(self.lay, rundir.WALKS, self.first, self.end,
+                                  pa.concat_tables(self.tables))
+            else:
+                rundir.write_part(self.lay, rundir.HISTOGRAM, self.first, self.end,
+                                  self.part.table(self.cfg.release, self.voters, self.pre_vote))
+            self.first = self.end
+            self.tables, self.bad, self.part = [], [], Histogram()
+            self.last = time.monotonic()
+        return True
 
 
-def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int, out: Path | None,
-             advance: Callable[[int], None] = lambda n: None,
-             on_result: Callable[[CellResult], None] = lambda r: None) -> CellResult:
-    """Every walk of one cell; parts saved under out/walks (or out/walks_histogram)
-    as they finish. ``on_result`` receives the cell's result in the same signal-proof
-    block that saves its last part, so a stop never leaves a saved cell out of the summary."""
-    from kraftwalk.storage.output import write_table_atomic
+def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int,
+             lay: rundir.Layout, info: dict, record: Callable[[], None],
+             advance: Callable[[int], None] = lambda n: None) -> None:
+    """The walks of one cell from its first unsaved one (``info["walks"]``), saved into
+    ``lay`` as they finish; ``info`` (the cell's entry of run.json) counts them, and
+    ``record`` rewrites run.json after each saved part. ``cfg``: of the cell's release."""
+    from kraftwalk.kernels.state.clock import TS_NAMES
     from kraftwalk.run.signals import deferred
 
-    rows = cfg.walk_stats == "rows"
     inputs = cell_inputs(cfg, voters, pre_vote)
-    jit = warm_up(*inputs)
+    info["jit_seconds"] = round(info.get("jit_seconds", 0.0) + warm_up(*inputs), 3)
     start = time.perf_counter()
-    hist = Histogram()
-    tables: list[pa.Table] = []
-    bad: list[pa.Table] = []
-    pending: list[pa.Table] = []
-    part = Histogram()
-    pending_first = 0
-    steps = 0
-    result: CellResult | None = None
-
-    def save(end: int) -> None:
-        nonlocal pending, pending_first, part
-        if out is not None:
-            stem = (f"kafka-{cfg.release}-v{voters}-pre-vote-{'on' if pre_vote else 'off'}-"
-                    f"{pending_first:09d}.parquet")
-            if rows:
-                write_table_atomic(out / WALKS_DIR / stem, pa.concat_tables(pending))
-            else:
-                write_table_atomic(out / HISTOGRAM_DIR / stem, part.table(cfg.release, voters,
-                                                                        pre_vote))
-        pending, pending_first, part = [], end, Histogram()
-
-    chunks = cell_chunks(cfg, inputs, workers)
+    seconds = info.get("seconds", 0.0)
+    col_events = TS_NAMES.index("events")
+    saver = CellSaver(lay, cfg, voters, pre_vote, info["walks"])
+    chunks = timed_chunks(cfg.seed, *inputs, workers, cell_ranges(cfg, info["walks"]),
+                          cfg.backend)
     try:
         for first, stats, viol, timed in chunks:
-            with deferred():  # counted, saved and (at the end) reported whole, or not at all
-                t = walks_table(cfg, voters, pre_vote, first, stats, viol, timed)
-                hist.add(timed)
-                steps += int(pc.sum(t.column("steps")).as_py() or 0)
-                bad.append(violations_table(t))
-                if rows:
-                    tables.append(t)
-                    pending.append(t)
-                else:
-                    part.add(timed)
-                end = first + len(stats)
-                if end - pending_first >= PART_WALKS or end == cfg.walks:
-                    save(end)
+            with deferred():  # counted, saved and recorded whole, or not at all
+                saver.add(first, stats, viol, timed)
+                info["events"] = info.get("events", 0) + int(timed[:, col_events].sum())
+                info["violations"] = info.get("violations", 0) + int(np.count_nonzero(viol[:, 0]))
+                if saver.due() and saver.save():
+                    info["walks"] = saver.first
+                    info["seconds"] = round(seconds + time.perf_counter() - start, 3)
+                    record()
                 advance(len(stats))
-                if end == cfg.walks:
-                    result = CellResult(
-                        cfg.release, voters, pre_vote,
-                        pa.concat_tables(tables) if rows else None, hist,
-                        pa.concat_tables(bad),
-                        {"kafka": cfg.release, "voters": voters, "pre_vote": pre_vote,
-                         "jit_seconds": round(jit, 3),
-                         "seconds": round(time.perf_counter() - start, 3),
-                         "walks": hist.walks, "events": hist.totals["events"], "steps": steps})
-                    on_result(result)
-    finally:
+    except BaseException:
         chunks.close()
-    assert result is not None, "a cell's chunks ended before its last walk"
-    return result
+        if saver.save():  # stopped or failed: the walks that finished are kept
+            info["walks"] = saver.first
+            info["seconds"] = round(seconds + time.perf_counter() - start, 3)
+        raise
+    chunks.close()
+    info["status"] = "complete" if info["walks"] == cfg.walks else "partial"
 
 
-def summarize(cells: list[CellResult]) -> list[dict]:
-    """One summary row per cell (elect_stats.summarize_cell)."""
-    return [summarize_cell(c.kafka, c.voters, c.pre_vote, c.hist, c.violations.num_rows)
-            for c in cells]
+def summarize(folder: Path, cfg: ElectConfig) -> list[dict]:
+    """One summary row per cell that saved walks, from its saved parts."""
+    out = []
+    for cell in cfg.cells():
+        h = ef.cell_histogram(folder, cell, cfg.walk_stats == "histogram")
+        if h.walks:
+            out.append(summarize_cell(*cell, h, ef.cell_violations(folder, cell)))
+    return out
 
 
 SUMMARY_COLUMNS = (
@@ -244,57 +264,158 @@ def summary_table(summary: list[dict]) -> pa.Table:
     return pa.Table.from_pylist(summary)
 
 
-def write_outputs(cfg: ElectConfig, out: Path, cells: list[CellResult], status: str,
-                  started: str) -> dict:
-    """Summary, violations, plot and run.json of the finished cells."""
-    from kraftwalk.storage.output import write_json_atomic, write_table_atomic, write_text_atomic
+def walk_settings(cfg: ElectConfig) -> dict:
+    """What decides a cell's walks, per cell: every setting but the execution ones, and
+    its timing as the release has it (:mod:`kraftwalk.run.fingerprint`)."""
+    from kraftwalk.elect_config import KEYS
+
+    out = {}
+    for k, v, p in cfg.cells():
+        c = cfg.for_release(k)
+        settings = {key: getattr(c, key) for key in KEYS
+                    if key not in (*EXECUTION, "timing", "kafka", "voters", "pre_vote")}
+        out[ef.partition(k, v, p)] = {**settings, "timing": c.timing_ms()}
+    return json.loads(json.dumps(out))
+
+
+def fingerprint_of(cfg: ElectConfig) -> dict:
+    from kraftwalk.run.fingerprint import of_settings
+
+    return of_settings({"command": "elect", "cells": walk_settings(cfg)})
+
+
+def write_outputs(cfg: ElectConfig, out: Path) -> list[dict]:
+    """Summary (Parquet and Markdown) and CDF plot of the saved walks; the summary."""
+    from kraftwalk.storage.output import write_table_atomic, write_text_atomic
     from kraftwalk.storage.plots import plot_election_cdf
-    from kraftwalk.run.runner import versions
+    from kraftwalk.storage.provenance import made_by
 
-    summary = summarize(cells)
-    if cells:
-        write_table_atomic(out / "violations.parquet",
-                           pa.concat_tables([c.violations for c in cells]))
-        write_table_atomic(out / "summary.parquet", summary_table(summary))
-        from kraftwalk.storage.provenance import made_by
-
-        write_text_atomic(out / "summary.md", render_markdown(summary, cfg)
-                          + f"\nMade by {made_by()}.\n")
-        plot_election_cdf([(c.kafka, c.voters, c.pre_vote, *c.hist.values("elect_us"),
-                            c.hist.walks)
-                           for c in cells], out / "elect-cdf.png",
-                          f"Kafka {', '.join(cfg.kafka)}, {cfg.scenario}, profile {cfg.profile}: "
-                          "time to elect")
-    infos = [c.info for c in cells]
-    seconds = sum(c["seconds"] for c in infos)
-    events = sum(c["events"] for c in infos)
-    run = {"command": "elect", "status": status, "started": started, "kafka": list(cfg.kafka),
-           "config": cfg.to_toml(), "cells": infos,
-           "seconds": round(seconds, 3), "events": events,
-           "events_per_second": round(events / seconds) if seconds else None,
-           "summary": summary, "versions": versions()}
-    write_json_atomic(out / "run.json", run)
-    return run
+    summary = summarize(out, cfg)
+    if not summary:
+        return summary
+    write_table_atomic(out / ef.SUMMARY, summary_table(summary))
+    write_text_atomic(out / ef.SUMMARY_MD, render_markdown(summary, cfg)
+                      + f"\nMade by {made_by()}.\n")
+    hist = cfg.walk_stats == "histogram"
+    cells = [(k, v, p, ef.cell_histogram(out, (k, v, p), hist)) for k, v, p in cfg.cells()]
+    plot_election_cdf([(k, v, p, *h.values("elect_us"), h.walks) for k, v, p, h in cells
+                       if h.walks], out / ef.CDF_PLOT,
+                      f"Kafka {', '.join(cfg.kafka)}, {cfg.scenario}, profile {cfg.profile}: "
+                      "time to elect")
+    return summary
 
 
-def run(cfg: ElectConfig, out: Path, workers: int,
+def resume_config(folder: str | Path, given: dict) -> ElectConfig:
+    """The config of the elect folder ``folder``, with the execution options in
+    ``given`` applied (None: not given); any other option given that differs from the
+    run's is a usage error, as is a folder another model or config wrote."""
+    import dataclasses
+
+    from kraftwalk.errors import UsageError
+    from kraftwalk.run import fingerprint
+    from kraftwalk.storage.lock import refuse_if_held
+
+    folder = Path(folder)
+    cfg = ef.config_of(folder)
+    refuse_if_held(folder, "--resume")
+    changes = {}
+    for name, value in given.items():
+        if value is None or value == ():
+            continue
+        if name in EXECUTION:
+            changes[name] = value
+            continue
+        mine = getattr(cfg, name)
+        if (list(mine) if isinstance(mine, tuple) else mine) != (
+                list(dict.fromkeys(value)) if isinstance(value, (list, tuple)) else value):
+            shown = "[" + ", ".join(map(str, mine)) + "]" if isinstance(mine, tuple) else mine
+            raise UsageError(f"--resume {folder}: the run was made with --"
+                             f"{name.replace('_', '-')} {shown}; {value!r} would change its "
+                             "walks (start a new run instead)")
+    cfg = dataclasses.replace(cfg, **changes)
+    saved = any(rundir.saved_ranges(ef.cell_layout(folder, *c)) for c in cfg.cells())
+    fingerprint.check(folder, folder / rundir.RUN_JSON, fingerprint_of(cfg), saved)
+    return cfg
+
+
+def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
         advance: Callable[[int], None] = lambda n: None,
         on_cell: Callable[[dict], None] = lambda c: None) -> dict:
-    """Every cell of ``cfg`` into the folder ``out`` (created by the caller)."""
-    from datetime import datetime, timezone
-
+    """Every cell of ``cfg`` into the folder ``out`` (created, and locked, by the
+    caller); with ``resume``, after each cell's saved walks. Returns run.json's content.
+    A stop (RunStopped) saves what finished, summarizes it and is raised again."""
     from kraftwalk.errors import RunStopped
-    from kraftwalk.storage.output import write_text_atomic
+    from kraftwalk.run import fingerprint
+    from kraftwalk.run.backends import backend_session
+    from kraftwalk.run.runner import versions
+    from kraftwalk.storage.output import write_json_atomic, write_text_atomic
 
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    write_text_atomic(out / "config.toml", cfg.to_toml())
-    (out / (WALKS_DIR if cfg.walk_stats == "rows" else HISTOGRAM_DIR)).mkdir(exist_ok=True)
-    cells: list[CellResult] = []
+    now = lambda: datetime.now(timezone.utc).isoformat(timespec="seconds")  # noqa: E731
+    prior: dict = {}
+    if resume:
+        try:
+            prior = json.loads((out / rundir.RUN_JSON).read_text())
+        except (OSError, ValueError):
+            prior = {}
+        prior = prior if isinstance(prior, dict) else {}
+        # again, now that this process holds the folder: no one changed it meanwhile
+        fingerprint.check(out, out / rundir.RUN_JSON, fingerprint_of(cfg), True)
+    else:
+        write_text_atomic(out / rundir.CONFIG, cfg.to_toml())
+    before = {(c.get("kafka"), c.get("voters"), c.get("pre_vote")): c
+              for c in prior.get("cells", []) if isinstance(c, dict)}
+    infos = []
+    for k, v, p in cfg.cells():
+        lay = ef.cell_layout(out, k, v, p)
+        rundir.remove_leftovers(lay)
+        walks = rundir.saved_prefix(lay)
+        old = before.get((k, v, p), {})
+        info = {"kafka": k, "voters": v, "pre_vote": p, "partition": lay.partition,
+                "status": "complete" if walks == cfg.walks else "partial" if walks else "not started",
+                "walks": walks, "events": 0, "violations": 0, "seconds": 0.0, "jit_seconds": 0.0}
+        if walks:  # counts from the saved parts; times as the last run.json had them
+            h = ef.cell_histogram(out, (k, v, p), cfg.walk_stats == "histogram")
+            info.update(events=h.totals["events"], violations=ef.cell_violations(out, (k, v, p)),
+                        **{key: old[key] for key in ("seconds", "jit_seconds")
+                           if isinstance(old.get(key), (int, float))})
+        infos.append(info)
+    made = versions()
+    state = {"command": "elect", "kind": "timed", "status": "running",
+             "started": prior.get("started", now()) if resume else now(), "kafka": list(cfg.kafka),
+             "config": cfg.to_toml(), "backend": cfg.backend}
+    if resume:
+        state["resumed_at"] = now()
+
+    def record(status: str | None = None, summary: list | None = None) -> dict:
+        if status:
+            state["status"] = status
+        seconds = sum(c.get("seconds", 0.0) for c in infos)
+        events = sum(c.get("events", 0) for c in infos)
+        run_json = {**state, "cells": infos, "walks_saved": sum(c["walks"] for c in infos),
+                    "seconds": round(seconds, 3), "events": events,
+                    "events_per_second": round(events / seconds) if seconds else None,
+                    "updated_at": now(), "summary": summary if summary is not None else
+                    prior.get("summary", []) if resume else [],
+                    "versions": made, fingerprint.KEY: fingerprint_of(cfg)}
+        write_json_atomic(out / rundir.RUN_JSON, run_json)
+        return run_json
+
+    record()
     try:
-        for k, v, p in cfg.cells():
-            run_cell(cfg.for_release(k), v, p, workers, out, advance, cells.append)
-            on_cell(cells[-1].info)
-    except RunStopped as stop:  # keep the finished cells' summary; their walks are saved
-        write_outputs(cfg, out, cells, f"stopped by {stop}", started)
+        with backend_session(cfg) as workers:
+            state["workers"] = workers
+            for (k, v, p), info in zip(cfg.cells(), infos):
+                if info["walks"] < cfg.walks:
+                    run_cell(cfg.for_release(k), v, p, workers, ef.cell_layout(out, k, v, p),
+                             info, record, advance)
+                    record()
+                else:
+                    advance(info["walks"])
+                on_cell(info)
+    except RunStopped as stop:  # keep the saved walks' summary
+        from kraftwalk.run.signals import deferred
+
+        with deferred():
+            record(f"stopped by {stop}", write_outputs(cfg, out))
         raise
-    return write_outputs(cfg, out, cells, "complete", started)
+    return record("complete", write_outputs(cfg, out))

@@ -37,6 +37,11 @@ def of_run(cfg: RunConfig) -> dict[str, Any]:
     return {**_model(), "walks": walk_settings(cfg)}
 
 
+def of_settings(walks: dict[str, Any]) -> dict[str, Any]:
+    """Of any run, given its walk-deciding settings (an elect folder's, per cell)."""
+    return {**_model(), "walks": walks}
+
+
 def of_sweep(spec) -> dict[str, Any]:
     """A sweep's: every cell's walk settings, by partition."""
     return {**_model(), "walks": {"command": spec.command, "cells": {

@@ -10,8 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 US_PER_MS = 1000
-WALKS_DIR = "walks"  # an elect folder's walk rows, one Parquet file per part
-HISTOGRAM_DIR = "walks_histogram"  # or its counts (--walk-stats histogram)
+TOTALS_KEY = b"kraftwalk.totals"  # a histogram part's exact sums, in its Parquet metadata
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99_9", 0.999))
 
 
@@ -45,6 +44,33 @@ class Histogram:
                 d[v] = d.get(v, 0) + c
         return self
 
+    def add_rows(self, rows: pa.Table) -> "Histogram":
+        """Add walk rows (elect's walks dataset: a column per statistic, null where the
+        walk never measured it)."""
+        timed = np.stack([rows.column(n).fill_null(-1).to_numpy().astype(np.int64)
+                          for n in self.names], axis=1) if rows.num_rows else \
+            np.zeros((0, len(self.names)), np.int64)
+        return self.add(timed)
+
+    def add_table(self, t: pa.Table) -> "Histogram":
+        """Add a saved histogram part (:meth:`table`): its counts, and the walks and exact
+        totals its metadata keeps."""
+        import json
+
+        meta = json.loads((t.schema.metadata or {}).get(TOTALS_KEY, b"null"))
+        if not isinstance(meta, dict) or not isinstance(meta.get("totals"), dict):
+            raise ValueError("a histogram part without the walks and totals kraftwalk elect "
+                             "records in its metadata")
+        self.walks += int(meta["walks"])
+        for name in self.names:
+            self.totals[name] += int(meta["totals"].get(name, 0))
+        stat = t.column("stat").cast(pa.string()).to_pylist()
+        value = t.column("value").fill_null(-1).to_pylist()
+        for s, v, c in zip(stat, value, t.column("count").to_pylist()):
+            d = self.counts[s]
+            d[v] = d.get(v, 0) + c
+        return self
+
     def values(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """Measured values (ms for times) and how many walks had each, ascending."""
         d = self.counts[name]
@@ -61,7 +87,10 @@ class Histogram:
                 value.append(v)
                 unit.append("ms" if is_time(name) else "count")
                 count.append(c)
+        import json
+
         n = len(stat)
+        meta = {TOTALS_KEY: json.dumps({"walks": self.walks, "totals": self.totals})}
         return pa.table({
             "kafka": constant(kafka, n),
             "voters": pa.array(np.full(n, voters, np.int8)),
@@ -69,7 +98,7 @@ class Histogram:
             "stat": pa.array(stat, pa.string()).dictionary_encode(),
             "value": pa.array(value, pa.int64(), mask=np.array(value) < 0),
             "unit": pa.array(unit, pa.string()).dictionary_encode(),
-            "count": pa.array(count, pa.int64())})
+            "count": pa.array(count, pa.int64())}, metadata=meta)
 
 
 def quantiles(vals: np.ndarray, cnt: np.ndarray) -> dict:

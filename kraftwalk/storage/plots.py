@@ -205,37 +205,29 @@ def _elect_counts(folder: Path) -> dict[tuple, dict[str, tuple[np.ndarray, np.nd
     """Per cell (release, voters, pre-vote): each ELECT_STATS column's values (ms for
     times, rounded down as elect's histogram has them), how many walks had each, and
     the cell's walks; from the walks/ rows, else the walks_histogram/ counts."""
-    import pyarrow.parquet as pq
-
     from kraftwalk.errors import UsageError
-    from kraftwalk.storage.elect_stats import HISTOGRAM_DIR, US_PER_MS, WALKS_DIR, is_time
+    from kraftwalk.storage import elect_folder as ef
+    from kraftwalk.storage.elect_stats import US_PER_MS, is_time
+    from kraftwalk.storage.rundir import HISTOGRAM, WALKS
 
     cells: dict[tuple, dict] = {}
     names = [s for s, _ in ELECT_STATS]
-    rows = folder / WALKS_DIR
-    if rows.is_dir() and any(rows.glob("*.parquet")):
-        t = pq.read_table(rows, columns=["kafka", "voters", "pre_vote", *names]).to_pandas()
-        for key, g in t.groupby(["kafka", "voters", "pre_vote"], observed=True):
+    cfg = ef.config_of(folder)
+    if ef.has_cells(folder, WALKS, cfg):
+        t = ef.read_cells(folder, WALKS, ["kafka", "voters", "pre_vote", *names], cfg).to_pandas()
+        for key, g in t.groupby(["kafka", "voters", "pre_vote"], observed=True, sort=False):
             cells[key] = {}
             for s in names:
                 v = g[s].dropna().to_numpy()  # null: not measured in that walk
                 vals, cnt = np.unique(v // US_PER_MS if is_time(s) else v, return_counts=True)
                 cells[key][s] = (vals, cnt, len(g))
         return cells
-    hist = folder / HISTOGRAM_DIR
-    if not (hist.is_dir() and any(hist.glob("*.parquet"))):
-        raise UsageError(f"{folder} has no {WALKS_DIR} or {HISTOGRAM_DIR} folder of Parquet "
-                         "parts")
-    t = pq.read_table(hist).to_pandas()
-    t = t.groupby(["kafka", "voters", "pre_vote", "stat", "value"], observed=True,
-                  as_index=False)["count"].sum()
-    for key, g in t.groupby(["kafka", "voters", "pre_vote"], observed=True):
-        walks = int(g[g["stat"] == "events"]["count"].sum())  # every walk has a count
-        # (its times are in ms already; a walk that never measured one has no value)
-        cells[key] = {}
-        for s in names:
-            part = g[(g["stat"] == s) & (g["value"] >= 0)]
-            cells[key][s] = (part["value"].to_numpy(), part["count"].to_numpy(), walks)
+    if not ef.has_cells(folder, HISTOGRAM, cfg):
+        raise UsageError(f"{folder} has no saved {WALKS}/ or {HISTOGRAM}/ parts")
+    for cell in cfg.cells():
+        h = ef.cell_histogram(folder, cell, True)
+        if h.walks:  # its times are in ms already; a walk that never measured one has no value
+            cells[cell] = {s: (*h.values(s), h.walks) for s in names}
     return cells
 
 

@@ -94,24 +94,31 @@ def test_bad_input_is_one_line_and_exit_2(folders, tmp_path, args, message):
     assert len(r.output.strip().splitlines()) == 1
 
 
+def crafted(where, both, voters_on: int, voters_off: int):
+    """An elect folder of ``both``'s walks, those with pre-vote on saved as the cell of
+    ``voters_on`` voters and the others as that of ``voters_off``."""
+    import pyarrow.compute as pc
+
+    from kraftwalk.storage import elect_folder as ef, rundir
+
+    t = ef.read_cells(both, "walks")
+    where.mkdir()
+    (where / "run.json").write_bytes((both / "run.json").read_bytes())
+    (where / "config.toml").write_text((both / "config.toml").read_text()
+                                       .replace("voters = [3]", "voters = [3, 5]"))
+    for pre_vote, voters in ((True, voters_on), (False, voters_off)):
+        part = t.filter(pc.equal(t["pre_vote"], pre_vote))
+        rundir.write_part(ef.cell_layout(where, "4.3", voters, pre_vote), "walks", 0,
+                          part.num_rows, part)
+
+
 def test_folders_without_a_common_cell_are_refused(folders, tmp_path):
-    """Each folder has both pre-vote settings; no cell is in both once their cluster
-    sizes are only shared across other settings: refused by name."""
+    """Each folder has both pre-vote settings and both cluster sizes, but no cell is in
+    both: refused by name."""
     _, _, both = folders
-    t = pd.read_parquet(both / "walks")
-    other = tmp_path / "other"
-    (other / "walks").mkdir(parents=True)
-    for f in ("run.json", "config.toml"):
-        (other / f).write_bytes((both / f).read_bytes())
-    t = t.assign(voters=np.where(t["pre_vote"], 5, 3).astype("int8"))
-    t.to_parquet(other / "walks" / "part.parquet", index=False)
-    mixed = tmp_path / "mixed"
-    (mixed / "walks").mkdir(parents=True)
-    for f in ("run.json", "config.toml"):
-        (mixed / f).write_bytes((both / f).read_bytes())
-    t.assign(voters=np.where(t["pre_vote"], 3, 5).astype("int8")).to_parquet(
-        mixed / "walks" / "part.parquet", index=False)
-    r = runner.invoke(app, ["compare", str(other), str(mixed)])
+    crafted(tmp_path / "other", both, 5, 3)
+    crafted(tmp_path / "mixed", both, 3, 5)
+    r = runner.invoke(app, ["compare", str(tmp_path / "other"), str(tmp_path / "mixed")])
     assert r.exit_code == 2 and "share no cell" in r.output
 
 
@@ -160,8 +167,9 @@ def test_a_liveness_bugs_cost_with_its_property_off(tmp_path):
     again = runner.invoke(app, ["elect", "--config", str(b / "config.toml"), "--out",
                                 str(tmp_path / "again")])
     assert again.exit_code == 0, again.output
-    assert (pd.read_parquet(tmp_path / "again" / "walks")["disruptive_elections"].to_numpy()
-            == pd.read_parquet(b / "walks")["disruptive_elections"].to_numpy()).all()
+    from kraftwalk.storage.elect_folder import read_cells
+
+    assert read_cells(tmp_path / "again", "walks").equals(read_cells(b, "walks"))
 
 
 def test_elect_refuses_an_unknown_property_to_disable(tmp_path):

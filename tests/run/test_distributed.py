@@ -152,3 +152,35 @@ def test_a_run_on_a_dask_cluster_gives_the_same_walks_as_a_local_run(tmp_path, c
     assert viol.num_rows > 0
     assert viol.equals(rundir.read_dataset(tmp_path / "dask", rundir.VIOLATIONS)
                        .drop_columns(["run_id"]))
+
+
+ELECT_ARGS = ["--voters", "3", "--voters", "5", "--pre-vote", "on", "--walks", "600",
+              "--scenario", "random-faults", "--mutation", "no-check-quorum", "--seed", "4",
+              "--flush-seconds", "0"]
+
+
+def elect(out: Path, *extra: str, env: dict[str, str] | None = None) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "kraftwalk.cli", "elect", *ELECT_ARGS,
+                           *extra, "--out", str(out)], capture_output=True, text=True,
+                          env=env or environment(), cwd=out.parent, timeout=RUN_TIMEOUT)
+    assert proc.returncode == 13, proc.stdout[-3000:] + proc.stderr[-3000:]  # liveness bug
+    return json.loads((out / rundir.RUN_JSON).read_text())
+
+
+def test_timed_walks_on_a_dask_cluster_are_the_local_ones(tmp_path, cluster):
+    """`kraftwalk elect --backend dask`: the same machinery as the swarm's, so the same
+    rows and violations as one local worker, and the cluster's cores counted."""
+    from distributed import Client
+
+    from kraftwalk.storage import elect_folder as ef
+
+    with Client(scheduler_file=str(cluster), timeout=60) as client:
+        env = environment()
+        env["DASK_SCHEDULER_ADDRESS"] = client.scheduler.address
+        local = elect(tmp_path / "local", "--workers", "1")
+        on_cluster = elect(tmp_path / "dask", "--backend", "dask", env=env)
+    assert on_cluster["backend"] == "dask" and on_cluster["workers"] == WORKERS
+    assert local["summary"] == on_cluster["summary"]
+    for dataset in ("walks", "violations"):
+        a, b = (ef.read_cells(tmp_path / r, dataset) for r in ("local", "dask"))
+        assert a.num_rows > 0 and a.equals(b), dataset
