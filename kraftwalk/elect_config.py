@@ -279,14 +279,23 @@ def load_elect_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A TOML file's settings for ``kraftwalk elect`` (keys as the option names)."""
     from kraftwalk.config import read_toml
 
-    data = read_toml(path, "config file")
-    shown = os.fspath(path)
+    return elect_values(read_toml(path, "config file"), f"config file {os.fspath(path)!r}")
+
+
+def key_name(key: str) -> str:
+    """The ElectConfig field a TOML key names (``disable-check`` as the option reads)."""
+    name = key.replace("-", "_")
+    return "disabled_checks" if name == "disable_check" else name
+
+
+def elect_values(data: dict[str, Any], shown: str) -> dict[str, Any]:
+    """Settings for ``kraftwalk elect`` from a TOML table (``shown`` names it in errors):
+    keys checked, pre-vote spellings and the [timing] table normalized."""
     out: dict[str, Any] = {}
     for key, value in data.items():
-        name = key.replace("-", "_")
-        name = "disabled_checks" if name == "disable_check" else name  # as the option reads
+        name = key_name(key)
         if name not in KEYS:
-            raise _fail(f"unknown key {key!r} in config file {shown!r}; allowed keys: "
+            raise _fail(f"unknown key {key!r} in {shown}; allowed keys: "
                         + ", ".join(k.replace("_", "-") for k in KEYS))
         out[name] = value
     if "pre_vote" in out:
@@ -297,14 +306,14 @@ def load_elect_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         elif all(isinstance(p, str) for p in items):
             out["pre_vote"] = pre_vote_values(items)
         else:
-            raise _fail(f"pre-vote {pv!r} in config file {shown!r} must be on, off, both or a "
+            raise _fail(f"pre-vote {pv!r} in {shown} must be on, off, both or a "
                         "list of them")
     timing = out.get("timing", {})
     if not isinstance(timing, dict):
-        raise _fail(f"timing = {timing!r} in config file {shown!r} must be a [timing] table of "
+        raise _fail(f"timing = {timing!r} in {shown} must be a [timing] table of "
                     "NAME = VALUE")
     if "scenario" in timing:
-        raise _fail(f"scenario is set at the top of config file {shown!r}, not under [timing]")
+        raise _fail(f"scenario is set at the top of {shown}, not under [timing]")
     legacy_timing(timing)
     return out
 

@@ -15,6 +15,21 @@
 Each cell is a swarm run whose datasets live in the sweep's hive partition
 ``voters=3/pre_vote=true`` (:mod:`kraftwalk.run.sweep`). Every cell's config is checked
 before any cell runs; an error names the file and the key or cell.
+
+A sweep of timed walks names ``command = "elect"``: its ``[elect]`` table holds the
+keys of an elect --config file (with an ``[elect.timing]`` table), and its grid may
+vary any of them or any timing parameter by name::
+
+    command = "elect"
+    [elect]
+    walks = 2000
+    voters = [3, 5, 7]          # every sweep cell runs these as an elect run does
+    [grid]
+    election_timeout_ms = [500, 1000, 2000]
+    latency_b_ms = [5, 20, 50]
+
+Each cell is an elect run whose cells (release, voters, pre-vote) live under the
+sweep's partition: ``election_timeout_ms=500/latency_b_ms=5/kafka=4.3/voters=3/...``.
 """
 from __future__ import annotations
 
@@ -31,10 +46,11 @@ from kraftwalk.config import (
 )
 from kraftwalk.errors import UsageError
 
-COMMANDS = ("swarm",)
+COMMANDS = ("swarm", "elect")
 # Settings a grid may not vary: they change where or how walks run, never what a walk
 # does, or (out) belong to the sweep as a whole.
-NOT_IN_GRID = ("out", "workers", "backend", "chunk_walks", "flush_seconds", "disabled_checks")
+NOT_IN_GRID = ("out", "workers", "backend", "chunk_walks", "flush_seconds", "disabled_checks",
+               "timing")
 MAX_CELLS = 10_000
 CELLS = "cells"  # the sweep folder's folder of cell run folders
 
@@ -44,7 +60,7 @@ class Cell:
     """One combination of the grid: its values (grid order), partition and config."""
 
     values: dict[str, Any]
-    config: RunConfig
+    config: Any  # RunConfig of a swarm sweep, ElectConfig of an elect sweep
 
     @property
     def partition(self) -> str:
@@ -63,7 +79,8 @@ class SweepSpec:
         for combo in itertools.product(*self.grid.values()):
             values = dict(zip(self.grid, combo))
             try:
-                cfg = RunConfig(**{**self.base, **values})
+                cfg = (elect_cell(self.base, values) if self.command == "elect" else
+                       RunConfig(**{**self.base, **values}))
             except UsageError as e:
                 raise UsageError(f"sweep cell {partition_of(values) or '(the only one)'}: {e}"
                                  ) from None
@@ -74,10 +91,51 @@ class SweepSpec:
         """The sweep file as run, read back by ``kraftwalk sweep --resume``."""
         lines = ["# kraftwalk sweep, as run; continue with: kraftwalk sweep --resume <this folder>",
                  f"command = {_toml_value(self.command)}", "", f"[{self.command}]"]
-        lines += [f"{option_name(k)[2:]} = {_toml_value(v)}" for k, v in self.base.items()]
+        lines += [f"{key_text(k)} = {_toml_value(_listed(v))}" for k, v in self.base.items()
+                  if k != "timing"]
+        if self.base.get("timing"):
+            lines += ["", f"[{self.command}.timing]"]
+            lines += [f"{k} = {_toml_value(v)}" for k, v in self.base["timing"].items()]
         lines += ["", "[grid]"]
-        lines += [f"{option_name(k)[2:]} = {_toml_value(v)}" for k, v in self.grid.items()]
+        lines += [f"{key_text(k)} = {_toml_value(v)}" for k, v in self.grid.items()]
         return "\n".join(lines) + "\n"
+
+
+def key_text(name: str) -> str:
+    """A setting's key in a sweep file: the option's spelling; a timing parameter's name."""
+    from kraftwalk.vocabulary.timing import TIMING_BY_NAME
+
+    return name if name in TIMING_BY_NAME else option_name(name)[2:]
+
+
+def _listed(value: Any) -> Any:
+    """Tuples as TOML lists, pre-vote settings as on/off."""
+    if isinstance(value, tuple):
+        return [("on" if v else "off") if isinstance(v, bool) else v for v in value]
+    return value
+
+
+def elect_cell(base: dict[str, Any], values: dict[str, Any]):
+    """The ElectConfig of an elect sweep's cell: the [elect] settings, the grid's values
+    over them (a timing parameter's into its timing; kafka, voters and pre-vote as the
+    cell's one value)."""
+    from kraftwalk.elect_config import ElectConfig, KEYS, pre_vote_values
+
+    settings = {k: v for k, v in base.items() if k != "timing"}
+    timing = dict(base.get("timing") or {})
+    for k, v in values.items():
+        if k not in KEYS:
+            timing[k] = v
+        elif k == "pre_vote":
+            settings[k] = (v,) if isinstance(v, bool) else pre_vote_values([str(v)])
+        elif k in ("kafka", "voters"):
+            settings[k] = (v,)
+        else:
+            settings[k] = v
+    try:
+        return ElectConfig(**settings, timing=timing)
+    except TypeError as err:  # a wrong type, e.g. voters = "three"
+        raise UsageError(f"bad value: {err}") from None
 
 
 def value_text(value: Any) -> str:
@@ -98,6 +156,19 @@ def partition_of(values: dict[str, Any]) -> str:
     """Hive partition path of a cell: ``voters=3/pre_vote=true`` (column names as the
     config's field names, so they need no quoting in SQL)."""
     return "/".join(f"{k}={partition_value(v)}" for k, v in values.items())
+
+
+def _elect_field(key: str, where: str) -> str:
+    """The ElectConfig field or timing parameter an elect sweep's grid key names."""
+    from kraftwalk.elect_config import KEYS, key_name
+    from kraftwalk.vocabulary.timing import TIMING_BY_NAME
+
+    name = key_name(key)
+    if name in KEYS or (name in TIMING_BY_NAME and name != "scenario"):
+        return name
+    allowed = ", ".join(k.replace("_", "-") for k in KEYS if k not in NOT_IN_GRID)
+    raise UsageError(f"unknown key {key!r} in {where}; allowed keys: {allowed}, or a timing "
+                     "parameter (kraftwalk elect --help lists them)")
 
 
 def _field(key: str, where: str) -> str:
@@ -126,7 +197,11 @@ def parse_sweep(data: dict, shown: str) -> SweepSpec:
         if not isinstance(table, dict):
             raise UsageError(f"{name} in sweep file {shown} must be a table of settings")
     base: dict[str, Any] = {}
-    for key, value in base_in.items():
+    if command == "elect":
+        from kraftwalk.elect_config import elect_values
+
+        base = elect_values(base_in, f"[elect] of sweep file {shown}")
+    for key, value in base_in.items() if command == "swarm" else ():
         name = _field(key, f"[{command}] of sweep file {shown}")
         if name == "out":
             raise UsageError(f"out in [{command}] of sweep file {shown}: the sweep folder is "
@@ -134,14 +209,17 @@ def parse_sweep(data: dict, shown: str) -> SweepSpec:
         base[name] = value
     grid: dict[str, list[Any]] = {}
     for key, values in grid_in.items():
-        name = _field(key, f"[grid] of sweep file {shown}")
+        where = f"[grid] of sweep file {shown}"
+        name = _elect_field(key, where) if command == "elect" else _field(key, where)
         where = f"{key} in [grid] of sweep file {shown}"
         if name in NOT_IN_GRID:
-            fixed = ", ".join(option_name(n)[2:] for n in NOT_IN_GRID)
-            raise UsageError(f"{where}: a grid cannot vary {option_name(name)[2:]}; the keys it "
-                             f"cannot vary are {fixed}")
+            fixed = ", ".join(option_name(n)[2:] for n in NOT_IN_GRID if n != "timing")
+            raise UsageError(f"{where}: a grid cannot vary {key_text(name)}; the keys it "
+                             f"cannot vary are {fixed}"
+                             + (" (vary a timing parameter by its name)" if command == "elect"
+                                else ""))
         if name in grid:
-            raise UsageError(f"{where}: the grid names {option_name(name)[2:]} twice")
+            raise UsageError(f"{where}: the grid names {key_text(name)} twice")
         if not isinstance(values, list) or not values:
             raise UsageError(f"{where} must be a non-empty list of values, got {values!r}")
         for v in values:
@@ -153,6 +231,8 @@ def parse_sweep(data: dict, shown: str) -> SweepSpec:
             raise UsageError(f"{where} repeats a value: {values!r}")
         grid[name] = values
         base.pop(name, None)  # the grid's values win
+        if isinstance(base.get("timing"), dict):
+            base["timing"].pop(name, None)
     if not grid:
         raise UsageError(f"[grid] of sweep file {shown} names no setting to vary")
     n = 1
@@ -174,6 +254,9 @@ def with_base(spec: SweepSpec, **overrides: Any) -> SweepSpec:
     grid's settings stay the grid's. A budget given alone (walks or duration) replaces
     the file's budget, both its walks and its duration."""
     given = {k: v for k, v in overrides.items() if v is not None}
+    if spec.command == "elect" and "duration" in given:
+        raise UsageError("--duration is a swarm sweep's budget; an elect sweep's is --walks "
+                         "per cell")
     for name in given:
         if name in spec.grid:
             raise UsageError(f"{option_name(name)} is varied by the sweep's grid; leave it out")

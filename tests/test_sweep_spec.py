@@ -49,7 +49,7 @@ def test_options_given_to_the_command_join_the_base():
 
 
 @pytest.mark.parametrize("grid, base, top, message", [
-    ({"voters": [1]}, None, {"command": "elect"}, "the commands a sweep runs are swarm"),
+    ({"voters": [1]}, None, {"command": "hunt"}, "the commands a sweep runs are swarm, elect"),
     ({"voters": [1]}, None, {"extra": 1}, "unknown key 'extra' in sweep file s.toml"),
     ({"votes": [1]}, None, {}, "unknown key 'votes' in [grid] of sweep file s.toml"),
     ({"voters": []}, None, {}, "voters in [grid] of sweep file s.toml must be a non-empty list"),

@@ -199,6 +199,80 @@ def sweep_report(sweep: Path, out: Path) -> Path:
     return path
 
 
+def elect_sweep_report(sweep: Path, out: Path) -> Path:
+    """An elect sweep's per-cell election times, the percentiles against the first
+    numeric grid setting (log-scaled), each cell's CDF, and its violations with the
+    replay command of the first."""
+    from kraftwalk.elect_config import EXECUTION
+    from kraftwalk.run.sweep import SUMMARY_MD, SWEEP_JSON, read_summary
+    from kraftwalk.storage import elect_folder as ef
+    from kraftwalk.storage.plots import plot_per_cell
+    from kraftwalk.sweep_spec import cell_dir, load_sweep
+
+    try:
+        meta = json.loads((sweep / SWEEP_JSON).read_text())
+    except ValueError:
+        raise UsageError(f"{sweep / SWEEP_JSON} is not valid JSON") from None
+    spec = load_sweep(sweep / "sweep.toml")
+    rows = read_summary(sweep).to_pylist()
+    md = [f"# kraftwalk report: elect sweep {sweep.name}\n",
+          f"Status **{meta.get('status')}**: {meta.get('cells_finished')} of "
+          f"{meta.get('cells')} cells finished; {int(meta.get('walks') or 0):,} timed walks, "
+          f"{int(meta.get('events') or 0):,} checked events in "
+          f"{float(meta.get('wall_seconds') or 0):,.0f} s.\n",
+          "Grid (one cell per combination): "
+          + "; ".join(f"{k} = {', '.join(value_text(v) for v in vs)}"
+                      for k, vs in spec.grid.items())
+          + ".  \nEvery cell: " + ", ".join(
+              f"{k} = {value_text(v) if not isinstance(v, (tuple, dict)) else v}"
+              for k, v in spec.base.items() if k not in EXECUTION) + ".\n"]
+    if (sweep / SUMMARY_MD).is_file():
+        md += ["## Election times per cell\n", (sweep / SUMMARY_MD).read_text().strip() + "\n"]
+    # lines: a combination of the grid's other settings and the elect cells' own axes
+    axes = {**spec.grid, **{k: sorted({r[k] for r in rows}, key=str)
+                            for k in ("kafka", "voters", "pre_vote") if k not in spec.grid
+                            and len({r[k] for r in rows}) > 1}}
+    x = _x_key(spec.grid)
+    if rows:
+        plot_per_cell(rows, axes, x, ("elect_p50_ms", "elect_p99_ms", "elect_p99_9_ms"),
+                      out / "elect-percentiles.png", "time to elect (ms, log scale)", log=True)
+        plot_per_cell(rows, axes, x, ("split_vote_pct", "downtime_p99_ms"),
+                      out / "split-downtime.png", "% of walks / ms")
+        md += ["## Percentiles" + (f" against {x}" if x else "") + "\n",
+               "![time to elect: p50, p99, p99.9 per cell](elect-percentiles.png)\n",
+               "![split votes and p99 downtime per cell](split-downtime.png)\n"]
+    md.append("## Time to elect, per cell\n")
+    for i, cell in enumerate(spec.cells()):
+        cdf = cell_dir(sweep, cell) / "elect-cdf.png"
+        if cdf.is_file():
+            shutil.copyfile(cdf, out / f"cdf-{i}.png")
+            md.append(f"{cell.partition}:\n\n![CDF of {cell.partition}](cdf-{i}.png)\n")
+    found = []
+    for cell in spec.cells():
+        folder = cell_dir(sweep, cell)
+        if (folder / rundir.RUN_JSON).is_file() and ef.has_cells(folder, rundir.VIOLATIONS,
+                                                                 cell.config):
+            for r in ef.read_cells(folder, rundir.VIOLATIONS, cfg=cell.config).to_pylist():
+                found.append((cell.partition, r))
+    md.append(f"## Violations: {len(found):,}\n")
+    if found:
+        first: dict[tuple, dict] = {}
+        counts: dict[tuple, int] = {}
+        for part, r in sorted(found, key=lambda x: x[1]["walk"]):
+            key = (part, r["kafka"], r["voters"], r["pre_vote"], r["property"])
+            counts[key] = counts.get(key, 0) + 1
+            first.setdefault(key, r)
+        md.append(markdown_table(
+            ["cell", "kafka", "voters", "pre-vote", "property", "walks", "replay the first"],
+            [[part, k, str(v), "on" if p else "off", prop, f"{counts[key]:,}",
+              f"`kraftwalk replay {sweep}/cells/{part} --kafka {k} --voters {v} --pre-vote "
+              f"{'on' if p else 'off'} --walk {first[key]['walk']}`"]
+             for key in counts for part, k, v, p, prop in [key]]))
+    path = out / REPORT
+    write_text_atomic(path, "\n".join(md))
+    return path
+
+
 # ---- an elect folder ----------------------------------------------------------------
 def elect_report(folder: Path, out: Path) -> Path:
     """Its summary per release, cluster size and pre-vote setting (election-time
@@ -261,6 +335,10 @@ def write_report(folder: str | Path, out: str | Path | None = None) -> Path:
         if elect:
             return elect_report(folder, out)
         if is_sweep(folder):
+            from kraftwalk.sweep_spec import load_sweep
+
+            if load_sweep(folder / "sweep.toml").command == "elect":
+                return elect_sweep_report(folder, out)
             return sweep_report(folder, out)
         return run_report(folder, out)
     except (ValueError, TypeError, KeyError, AttributeError) as err:

@@ -32,6 +32,9 @@ def print_sweep_summary(result: Mapping[str, Any], console: Console) -> None:
     if not result.get("out_dir"):  # stopped before the sweep began
         return
     out = Path(str(result["out_dir"]))
+    if result.get("command") == "elect":
+        print_elect_sweep_summary(result, out, console)
+        return
     table = Table(title=escape(f"kraftwalk sweep {out.name}"), box=box.SIMPLE,
                   title_justify="left")
     rows = read_summary(out).to_pylist() if (out / SUMMARY).is_file() else []
@@ -64,7 +67,9 @@ def sweep(
         help="Sweep file (TOML): command = \"swarm\", a \\[swarm] table of the settings every "
         "cell shares (as in a --config file; walks or duration is each cell's budget) and a "
         "\\[grid] table of settings to vary, each a list of values; one cell per "
-        "combination. See experiments/sweep-*.toml.", show_default=False)] = None,
+        "combination. command = \"elect\" sweeps timed walks: an \\[elect] table (as an "
+        "elect --config file, timing under \\[elect.timing]) and a grid that may name any "
+        "timing parameter. See experiments/sweep-*.toml.", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option(
         "--out", help="Sweep folder, created by the sweep (default: "
         f"{RUNS_DIR}/sweep-<id>).", metavar="DIR", rich_help_panel=opts.PANEL_OUTPUT)] = None,
@@ -75,8 +80,9 @@ def sweep(
         "may be given.", metavar="DIR", rich_help_panel=opts.PANEL_OUTPUT)] = None,
     fail_on_violation: opts.FailOnViolation = True,
 ) -> None:
-    """Run a swarm for every cell of a grid of settings (cluster sizes, observers,
-    pre-vote, fault weights, mutations, depth) into one hive-partitioned dataset
+    """Run a swarm (or, with command = "elect", timed walks) for every cell of a grid of
+    settings (cluster sizes, observers, pre-vote, fault weights, mutations, depth; timing
+    parameters, scenario and release for elect) into one hive-partitioned dataset
     (walks/voters=5/pre_vote=true/...) with a per-cell summary table beside it.
 
     --walks, --duration and --seed set every cell's budget and seed over the file's.
@@ -136,9 +142,38 @@ def sweep(
         raise typer.Exit(code)
 
 
+def print_elect_sweep_summary(result: Mapping[str, Any], out: Path, console: Console) -> None:
+    """An elect sweep's per-cell election times (summary.md) and totals."""
+    from kraftwalk.run.sweep import SUMMARY_MD
+
+    if (out / SUMMARY_MD).is_file():
+        console.print((out / SUMMARY_MD).read_text(), soft_wrap=True, highlight=False)
+    n = int(result.get("violations") or 0)
+    console.print(f"{result.get('cells_finished', 0)}/{result.get('cells')} cells finished, "
+                  f"{num(result.get('walks'))} timed walks, {num(result.get('events'))} events in "
+                  f"{num(result.get('wall_seconds'), ',.1f')} s: "
+                  + (f"[bold red]{n:,} violations[/]" if n else "[bold green]no violations[/]"))
+    console.print(f"sweep folder: [bold]{escape(str(out))}[/] (summary.parquet, summary.md; "
+                  "walks/, violations/ partitioned by cell; kraftwalk report draws them)")
+
+
 def _violated(out: Path) -> set[str]:
     """The properties any cell of the sweep in ``out`` violated."""
-    from kraftwalk.run.sweep import read_summary
+    from kraftwalk.run.sweep import SWEEP_FILE, read_summary
+    from kraftwalk.sweep_spec import load_sweep
+
+    spec = load_sweep(out / SWEEP_FILE)
+    if spec.command == "elect":
+        from kraftwalk.storage.elect_folder import has_cells, read_cells
+        from kraftwalk.sweep_spec import cell_dir
+
+        found: set[str] = set()
+        for cell in spec.cells():
+            folder = cell_dir(out, cell)
+            if (folder / "run.json").is_file() and has_cells(folder, "violations", cell.config):
+                found.update(read_cells(folder, "violations", ["property"], cell.config)
+                             .column("property").to_pylist())
+        return found
 
     rows = read_summary(out).to_pylist()
     return {k.removeprefix("violations_") for r in rows for k, v in r.items()

@@ -20,7 +20,9 @@ class SweepProgress:
 
     def __init__(self, spec: SweepSpec, console: Console) -> None:
         cells = spec.cells()
-        self._walks_each = [c.config.walks for c in cells]
+        # an elect sweep's cell runs its walks for each release, cluster size and pre-vote
+        self._walks_each = [c.config.walks * (len(c.config.cells()) if spec.command == "elect"
+                                              else 1) for c in cells]
         total = (sum(self._walks_each) if all(w is not None for w in self._walks_each)
                  else None)
         self._progress = Progress(
@@ -66,8 +68,8 @@ class SweepProgress:
         elapsed = max(time.monotonic() - self._t0, 1e-9)
         n = self._violations + violations
         viol = f"{n:,} violation{'' if n == 1 else 's'}"
-        info = (f"{(self._steps + steps) / elapsed:,.0f} steps/s  "
-                + (f"[bold red]{viol}[/]" if n else viol))
+        info = (f"{(self._steps + steps) / elapsed:,.0f} steps/s  " if steps else ""
+                ) + (f"[bold red]{viol}[/]" if n else viol)
         self._progress.update(self._walks, completed=self._base + walks, info=info)
 
     def __enter__(self) -> SweepProgress:

@@ -340,10 +340,13 @@ def resume_config(folder: str | Path, given: dict) -> ElectConfig:
 
 def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
         advance: Callable[[int], None] = lambda n: None,
-        on_cell: Callable[[dict], None] = lambda c: None) -> dict:
+        on_cell: Callable[[dict], None] = lambda c: None,
+        base: rundir.Layout | None = None) -> dict:
     """Every cell of ``cfg`` into the folder ``out`` (created, and locked, by the
     caller); with ``resume``, after each cell's saved walks. Returns run.json's content.
-    A stop (RunStopped) saves what finished, summarizes it and is raised again."""
+    A stop (RunStopped) saves what finished, summarizes it and is raised again.
+    ``base`` places the datasets in a sweep's (a cell of ``kraftwalk sweep``)."""
+    base = base if base is not None else rundir.Layout(out, out)
     from kraftwalk.errors import RunStopped
     from kraftwalk.run import fingerprint
     from kraftwalk.run.backends import backend_session
@@ -366,7 +369,7 @@ def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
               for c in prior.get("cells", []) if isinstance(c, dict)}
     infos = []
     for k, v, p in cfg.cells():
-        lay = ef.cell_layout(out, k, v, p)
+        lay = ef.cell_layout(out, k, v, p, base)
         rundir.remove_leftovers(lay)
         walks = rundir.saved_prefix(lay)
         old = before.get((k, v, p), {})
@@ -380,7 +383,7 @@ def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
                            if isinstance(old.get(key), (int, float))})
         infos.append(info)
     made = versions()
-    state = {"command": "elect", "kind": "timed", "status": "running",
+    state = {"command": "elect", "kind": "timed", **base.meta(), "status": "running",
              "started": prior.get("started", now()) if resume else now(), "kafka": list(cfg.kafka),
              "config": cfg.to_toml(), "backend": cfg.backend}
     if resume:
@@ -406,8 +409,8 @@ def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
             state["workers"] = workers
             for (k, v, p), info in zip(cfg.cells(), infos):
                 if info["walks"] < cfg.walks:
-                    run_cell(cfg.for_release(k), v, p, workers, ef.cell_layout(out, k, v, p),
-                             info, record, advance)
+                    run_cell(cfg.for_release(k), v, p, workers,
+                             ef.cell_layout(out, k, v, p, base), info, record, advance)
                     record()
                 else:
                     advance(info["walks"])

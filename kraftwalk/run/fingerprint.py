@@ -44,8 +44,12 @@ def of_settings(walks: dict[str, Any]) -> dict[str, Any]:
 
 def of_sweep(spec) -> dict[str, Any]:
     """A sweep's: every cell's walk settings, by partition."""
+    if spec.command == "elect":
+        from kraftwalk.run.elect import walk_settings as settings
+    else:
+        settings = walk_settings
     return {**_model(), "walks": {"command": spec.command, "cells": {
-        c.partition: walk_settings(c.config) for c in spec.cells()}}}
+        c.partition: settings(c.config) for c in spec.cells()}}}
 
 
 def recorded(status_file: Path) -> dict | None:

@@ -188,6 +188,10 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
     if not resume:
         make_new_folder(out, *NEW_SWEEP)
     with hold(out, "sweep", "--resume" if resume else "--out"):
+        if spec.command == "elect":
+            from kraftwalk.run.elect_sweep import run_elect_sweep
+
+            return run_elect_sweep(spec, out, resume, on_cell, progress)
         return _run_sweep(spec, out, resume, on_cell, progress, on_phase)
 
 

@@ -36,13 +36,24 @@ SUMMARY_MD = "summary.md"
 CDF_PLOT = "elect-cdf.png"
 
 
-def partition(kafka: str, voters: int, pre_vote: bool) -> str:
-    return f"kafka={kafka}/voters={voters}/pre_vote={'true' if pre_vote else 'false'}"
+def partition(kafka: str, voters: int, pre_vote: bool, within: str = "") -> str:
+    """A cell's partition, under ``within`` (a sweep cell's grid partition) whose keys
+    it does not repeat."""
+    have = {p.split("=", 1)[0] for p in within.split("/")} if within else set()
+    own = [f"{k}={x}" for k, x in (("kafka", kafka), ("voters", voters),
+                                  ("pre_vote", "true" if pre_vote else "false"))
+           if k not in have]
+    return "/".join([within, *own] if within else own)
 
 
-def cell_layout(folder: str | Path, kafka: str, voters: int, pre_vote: bool) -> rundir.Layout:
-    folder = Path(folder)
-    return rundir.Layout(folder, folder, partition(kafka, voters, pre_vote))
+def cell_layout(folder: str | Path, kafka: str, voters: int, pre_vote: bool,
+                base: rundir.Layout | None = None) -> rundir.Layout:
+    """Where a cell of the elect run in ``folder`` keeps its parts: its partition of the
+    folder's own datasets, or, for a cell of ``kraftwalk sweep`` (``base``, else as the
+    folder's run.json says), under the sweep cell's grid partition of the sweep's."""
+    base = base if base is not None else rundir.layout(folder)
+    return rundir.Layout(base.root, base.data_root,
+                         partition(kafka, voters, pre_vote, base.partition))
 
 
 def cell_columns(kafka: str, voters: int, pre_vote: bool, n: int) -> dict[str, pa.Array]:

@@ -120,11 +120,19 @@ def plot_coverage(share: dict[str, dict[str, float]], path: str | Path) -> Path:
     return _save(fig, Path(path))
 
 
+# Panel titles of an elect sweep's summary columns
+CELL_STAT_TITLES = {"elect_p50_ms": "time to elect, p50", "elect_p99_ms": "time to elect, p99",
+                    "elect_p99_9_ms": "time to elect, p99.9",
+                    "split_vote_pct": "split votes (% of walks)",
+                    "downtime_p99_ms": "downtime, p99 (ms)"}
+
+
 def plot_per_cell(rows: list[dict], grid: dict[str, list], x: str | None,
-                  stats: tuple[str, ...], path: str | Path, ylabel: str) -> Path:
+                  stats: tuple[str, ...], path: str | Path, ylabel: str,
+                  log: bool = False) -> Path:
     """One panel per statistic of a sweep's summary rows: against setting ``x`` with a
     line per combination of the other settings, or as bars per cell when no setting is
-    numeric."""
+    numeric. ``log``: a log-scaled y axis (tails, where a p99.9 is ten times a p50)."""
     fig, axes = plt.subplots(1, len(stats), figsize=(4.2 * len(stats) + 1.5, 3.6), squeeze=False)
     others = [k for k in grid if k != x]
     for ax, stat in zip(axes[0], stats):
@@ -142,10 +150,17 @@ def plot_per_cell(rows: list[dict], grid: dict[str, list], x: str | None,
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label)
             ax.set_xticks(sorted({r[x] for r in rows}))  # the grid's values, not 3.25
             ax.set_xlabel(x)
-            if 0 < len(combos) <= 8 and others:
+            if 0 < len(combos) <= 12 and others:
                 ax.legend(fontsize=7)
-        ax.set_ylim(bottom=0)  # from 0: a 10% difference must not look like a cliff
-        ax.set_title(stat.replace("mean_", "").replace("_", " "))
+        if log:
+            ax.set_yscale("log")
+            plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(plain)
+            ax.tick_params(axis="y", which="minor", labelsize=7)
+        else:
+            ax.set_ylim(bottom=0)  # from 0: a 10% difference must not look like a cliff
+        ax.set_title(CELL_STAT_TITLES.get(stat, stat.replace("mean_", "").replace("_", " ")))
         ax.set_ylabel(ylabel)
     fig.tight_layout()
     return _save(fig, Path(path))

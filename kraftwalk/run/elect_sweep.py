@@ -1,0 +1,163 @@
+"""``kraftwalk sweep`` of ``command = "elect"``: an elect run per cell of a grid of
+settings (timing parameters by name, scenario, cluster size, observers, pre-vote,
+release), into one dataset.
+
+::
+
+    SWEEP/
+      sweep.toml, sweep.json    as for a swarm sweep
+      summary.parquet           one row per grid cell and elect cell (release, voters,
+      summary.md                pre-vote): the grid's values, then elect's summary
+      walks/election_timeout_ms=500/latency_b_ms=5/kafka=4.3/voters=3/pre_vote=true/...
+      violations/...            hive-partitioned: DuckDB reads each with one glob
+      cells/election_timeout_ms=500/latency_b_ms=5/   each cell's config.toml, run.json
+
+Cells run one after another in grid order, each an elect run (:func:`kraftwalk.run.elect.run`)
+on every worker; a stopped or killed sweep continues with ``--resume``: finished cells
+are kept, a stopped one goes on after each of its cells' saved walks.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from kraftwalk.errors import RunStopped
+from kraftwalk.storage import rundir
+from kraftwalk.storage.output import markdown_table, write_json_atomic, write_table_atomic, write_text_atomic
+from kraftwalk.sweep_spec import Cell, SweepSpec, cell_dir, value_text
+
+
+def summary_rows(cell: Cell, folder: Path, status: str) -> list[dict]:
+    """The cell's elect summary rows, each led by the grid's values."""
+    from kraftwalk.run.elect import summarize
+
+    return [{**cell.values, **{k: v for k, v in row.items() if k not in cell.values},
+             "partition": cell.partition, "status": status}
+            for row in summarize(folder, cell.config)]
+
+
+def summary_markdown(rows: list[dict], grid: list[str]) -> str:
+    from kraftwalk.run.elect import SUMMARY_COLUMNS, cell_text
+
+    cols = [c for c in SUMMARY_COLUMNS if c[1] not in grid]
+    return markdown_table([*grid, *(h for h, _, _ in cols)],
+                          [[value_text(r[k]) for k in grid]
+                           + [cell_text(r[k], f) for _, k, f in cols] for r in rows])
+
+
+def _cell_meta(folder: Path) -> dict:
+    try:
+        meta = json.loads((folder / rundir.RUN_JSON).read_text())
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def run_elect_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell=None,
+                    progress=None) -> dict:
+    """Every cell of the elect sweep ``spec`` into ``out`` (locked by the caller);
+    returns sweep.json's dict; a stop is raised as RunStopped carrying it."""
+    from kraftwalk.run import fingerprint
+    from kraftwalk.run.backends import backend_session
+    from kraftwalk.run.elect import run as run_elect
+    from kraftwalk.run.precompile import distinct_variants, elect_variants, precompile
+    from kraftwalk.run.runner import STATUS_OF_SIGNAL, _now
+    from kraftwalk.run.signals import deferred
+    from kraftwalk.run.sweep import SUMMARY, SUMMARY_MD, SWEEP_FILE, SWEEP_JSON, check_unchanged
+
+    cells = spec.cells()
+    if resume:
+        check_unchanged(out, spec)  # again, now that no one else can write the folder
+        for p in out.glob(rundir.TMP_PREFIX + "*"):
+            p.unlink(missing_ok=True)
+    else:
+        write_text_atomic(out / SWEEP_FILE, spec.to_toml())
+    grid = list(spec.grid)
+    state: dict[str, Any] = {
+        "status": "running", "pid": os.getpid(), "command": "elect", "grid": spec.grid,
+        "cells": len(cells), "cells_finished": 0, "walks": 0, "events": 0, "violations": 0,
+        "started_at": _now(), "out_dir": str(out), fingerprint.KEY: fingerprint.of_sweep(spec)}
+    done: dict[str, list[dict]] = {}  # partition -> its summary rows
+    metas: dict[str, dict] = {}
+    started = time.monotonic()
+
+    def record(status: str | None = None, **extra: Any) -> dict:
+        if status:
+            state["status"] = status
+        rows = [r for c in cells for r in done.get(c.partition, [])]
+        state.update(extra, cells_finished=sum(m.get("status") == "complete" for m in metas.values()),
+                     walks=sum(m.get("walks_saved", 0) for m in metas.values()),
+                     events=sum(m.get("events", 0) for m in metas.values()),
+                     violations=sum(r["violations"] for r in rows),
+                     wall_seconds=time.monotonic() - started, updated_at=_now())
+        if rows:
+            write_table_atomic(out / SUMMARY, pa.Table.from_pylist(rows))
+            write_text_atomic(out / SUMMARY_MD, summary_markdown(rows, grid))
+        write_json_atomic(out / SWEEP_JSON, state)
+        return dict(state)
+
+    record()
+    where = None
+    try:
+        todo = [c for c in cells if not (resume and _cell_meta(cell_dir(out, c)).get("status")
+                                         == "complete")]
+        variants = distinct_variants(v for c in todo for v in elect_variants(c.config))
+        if len(variants) > 1:
+            precompile(variants, cells[0].config.effective_workers)
+        with backend_session(cells[0].config):
+            for i, cell in enumerate(cells):
+                folder = cell_dir(out, cell)
+                meta = _cell_meta(folder) if resume else {}
+                if meta.get("status") == "complete":
+                    metas[cell.partition] = meta
+                    done[cell.partition] = summary_rows(cell, folder, "complete")
+                    if on_cell:
+                        on_cell(i, len(cells), cell, "skipped")
+                    continue
+                again = resume and (folder / rundir.CONFIG).is_file()
+                if resume and not again:  # it never saved its config: start it afresh
+                    shutil.rmtree(folder, ignore_errors=True)
+                    for ds in rundir.DATASETS:
+                        shutil.rmtree(out / ds / cell.partition, ignore_errors=True)
+                folder.mkdir(parents=True, exist_ok=True)
+                if on_cell:
+                    on_cell(i, len(cells), cell, "running")
+                where = cell.partition
+                base = rundir.Layout(folder, out, cell.partition)
+                walks = [0]  # this cell's, for the progress display
+
+                def advance_by(n: int) -> None:
+                    walks[0] += n
+                    if progress:
+                        progress(walks[0], 0, 0)
+
+                try:
+                    metas[cell.partition] = run_elect(cell.config, folder, resume=again,
+                                                      base=base, advance=advance_by)
+                except RunStopped:
+                    metas[cell.partition] = _cell_meta(folder)
+                    done[cell.partition] = summary_rows(cell, folder, "stopped")
+                    raise
+                with deferred():  # the cell's rows and sweep.json, both or neither
+                    done[cell.partition] = summary_rows(cell, folder, "complete")
+                    where = None
+                    record()
+                if on_cell:
+                    on_cell(i, len(cells), cell, "finished")
+    except RunStopped as stop:
+        import signal
+
+        name = signal.Signals(stop.signum).name
+        stop.summary = record(STATUS_OF_SIGNAL.get(name, "stopped"), signal=name,
+                              stopped_in=where)
+        raise
+    except BaseException as e:
+        record("failed", error=" ".join(f"{type(e).__name__}: {e}".split()))
+        raise
+    return record("finished", signal=None)
