@@ -11,7 +11,9 @@ alternately under each, ``--rounds`` times, and the medians are compared.
 
 writes compare-speed.md (and .json) into --out. With ``--timed`` it compares the timed
 mode instead: checked events/s per core of ``kraftwalk bench --timed-only --seconds S``
-each round, and the timed kernels' cold and warm JIT. ``--old-env``/``--new-env``
+each round, and the timed kernels' cold and warm JIT; with ``--elect`` the timed mode as a
+user runs it, end to end: events/s per core of ``kraftwalk elect --walks W`` (its
+run.json: walks run, parts saved and run.json rewritten, compile excluded). ``--old-env``/``--new-env``
 KEY=VALUE set a variable for one side's runs: one checkout on plain Numba against
 itself on the hooks is ``--old HEAD --old-env KRAFTWALK_PLAIN_NUMBA=1``.
 """
@@ -86,6 +88,15 @@ def timed_bench(py: Path, out: Path, args: list[str], cache: Path,
     return {"jit_seconds": res["jit_seconds"], "steps_per_s_per_core": res["events_per_s_per_core"]}
 
 
+def elect(py: Path, out: Path, args: list[str], cache: Path, env: dict | None = None) -> dict:
+    """An elect run, in the shape of a swarm's run.json."""
+    kraftwalk(py, ["elect", *args], out, cache, env)
+    res = json.loads((out / "run.json").read_text())
+    workers = res.get("workers") or int(args[args.index("--workers") + 1])
+    return {"jit_seconds": sum(c["jit_seconds"] for c in res["cells"]),
+            "steps_per_s_per_core": res["events_per_second"] / workers}
+
+
 def variables(pairs: list[str]) -> dict:
     """{"KEY": "VALUE"} of KEY=VALUE arguments."""
     out = {}
@@ -112,6 +123,8 @@ def main() -> None:
                     help="folder for the tables (default: the working directory)")
     ap.add_argument("--timed", action="store_true",
                     help="compare the timed mode (kraftwalk bench --timed-only) instead")
+    ap.add_argument("--elect", action="store_true",
+                    help="compare kraftwalk elect end to end (--walks per round) instead")
     ap.add_argument("--seconds", type=float, default=10.0, help="--timed: seconds per round")
     ap.add_argument("--old-env", action="append", default=[], metavar="KEY=VALUE",
                     help="a variable set for the old side's runs (repeatable)")
@@ -134,6 +147,10 @@ def main() -> None:
         run_args = ["--seconds", f"{args.seconds:g}", *args.extra.split()]
         one = ["--seconds", "1", *args.extra.split()]
         run, unit, what = timed_bench, "checked events/s", "kraftwalk bench --timed-only"
+    elif args.elect:
+        run_args = ["--voters", "3", *run_args]
+        one = ["--voters", "3", *one]
+        run, unit, what = elect, "checked events/s", "kraftwalk elect"
     with tempfile.TemporaryDirectory() as tmp, checkouts(args.old, args.new, Path(tmp)) as pys:
         where = Path(tmp)
         cold, warm = {}, {}
@@ -154,7 +171,8 @@ def main() -> None:
                 print(f"round {r + 1} {label}: {rates[label][-1]:,.0f} {unit} per core",
                       flush=True)
     med = {k: statistics.median(v) for k, v in rates.items()}
-    res = {"old": names["old"], "new": names["new"], "mode": "timed" if args.timed else "swarm",
+    res = {"old": names["old"], "new": names["new"],
+           "mode": "timed" if args.timed else "elect" if args.elect else "swarm",
            "run_args": run_args, "rates": rates,
            "median": med, "ratio": med["new"] / med["old"], "cold_jit_seconds": cold,
            "warm_jit_seconds": warm}
