@@ -7,15 +7,16 @@ leader every voter follows, with a commit in its epoch), let a random moment pas
 later, ``leader-isolated`` cuts it off from every node and heals the cut later,
 ``rolling-restart`` crashes and restarts each voter in turn, ``random-faults``
 crashes nodes and cuts links at random for a fault phase, then heals everything.
-After every heal the HealedClusterRecovers property is due within the liveness
-bound. Once its measures are in, a walk goes on for ``observe_ms`` and ends.
+After every heal the HealedClusterRecovers and ReplicasCatchUp properties are due
+within the liveness bound. Once its measures are in (every live replica caught up
+included), a walk goes on for ``observe_ms`` and ends.
 """
 import numpy as np
 
 from ..jit import kernel
 
 from ..state.clock import (
-    APPEND_AT, BURST_END, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART, DL_TIMER, DONE,
+    APPEND_AT, BURST_END, CATCH_UP_DEADLINE, CATCH_UP_FROM, CATCH_UP_TARGET, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART, DL_TIMER, DONE,
     END,
     FAULTS_END, NEXT_BURST,
     HEALED_AT, HEALED_COMMIT, HEALS, HEALTHY, HEALTHY_OK, HEAL_AT, INF, KNOWN, KNOWN_ALL,
@@ -24,14 +25,14 @@ from ..state.clock import (
     ROLES_CHANGED, ROLL, STATS_AT, TIMER_KIND, TRIGGER_AT, TRIGGER_COMMIT, TRIGGER_EPOCH,
     TRIGGER_LEADER, TS_COMMITS, TS_COMMIT_MAX, TS_COMMIT_SUM, TS_ELECT, TS_ELECTION_EPOCHS,
     TS_FIRST_LEADER, TS_FIRST_TIMEOUT, TS_HEALED_RECOVERY, TS_LEADER_LOSSES, TS_RECOVERY_MAX,
-    TS_RECOVERY_SUM, TS_STALE_LEADER, TS_UNAVAILABLE, TS_VIOLATION_AT, T_WIDTH, CUT_RESTARTED, CUT_SINCE, CUT_UNION,
+    TS_RECOVERY_SUM, TS_STALE_LEADER, TS_UNAVAILABLE, TS_VIOLATION_AT, TS_CAUGHT_UP, T_WIDTH, CUT_RESTARTED, CUT_SINCE, CUT_UNION,
     fault_exponential, seed_fault_stream,
 )
 from ..state.layout import (
     CM_VALUE, EPOCH, EPOCH_START, FOLLOWER, G_COMMIT_LEN, LEADER, P_NODES, ROLE,
     UNATTACHED, UP,
 )
-from ..properties.liveness import leader_known, recovered, track_reachability
+from ..properties.liveness import caught_up, leader_known, recovered, track_reachability
 from ..state.rng import rand_below
 from .timed_step import enter_role, follower_timeout, poll_time, timed_act
 from kraftwalk.vocabulary.timing import (
@@ -47,7 +48,7 @@ from ..state.voters import bootstrap_voters, is_voter, popcount
 
 # Statistics that are a single time or count, -1 until measured.
 _UNMEASURED = (TS_FIRST_LEADER, TS_ELECT, TS_UNAVAILABLE, TS_ELECTION_EPOCHS, TS_FIRST_TIMEOUT,
-               TS_STALE_LEADER, TS_VIOLATION_AT, TS_HEALED_RECOVERY)
+               TS_STALE_LEADER, TS_VIOLATION_AT, TS_HEALED_RECOVERY, TS_CAUGHT_UP)
 
 
 @kernel
@@ -87,6 +88,7 @@ def start_timed(w, c, features):
     c.t[NEXT_PARTITION] = INF
     c.t[HEAL_AT] = INF
     c.t[LIVE_DEADLINE] = INF
+    c.t[CATCH_UP_DEADLINE] = INF
     c.t[FAULTS_END] = INF
     c.t[NEXT_BURST] = INF
     c.t[BURST_END] = INF
@@ -122,6 +124,11 @@ def heal(w, c):
     c.t[HEALED_AT] = c.t[NOW]
     c.t[HEALED_COMMIT] = w.scal[G_COMMIT_LEN]
     c.t[LIVE_DEADLINE] = c.t[NOW] + np.int64(c.tp[TP_LIVENESS_BOUND])
+    # ReplicasCatchUp: every live replica, observers included, learns of a commit made
+    # after the heal within the same bound
+    c.t[CATCH_UP_FROM] = c.t[NOW]
+    c.t[CATCH_UP_TARGET] = w.scal[G_COMMIT_LEN] + 1
+    c.t[CATCH_UP_DEADLINE] = c.t[LIVE_DEADLINE] + 1  # after HealedClusterRecovers' check
     c.t[HEALS] += 1
     c.t[ROLES_CHANGED] = 1
 
@@ -168,6 +175,7 @@ def trigger(w, c, trace, features):
 def crash_next_voter(w, c, trace, features):
     v = c.t[ROLL]
     c.t[ROLL] += 1
+    c.t[CATCH_UP_DEADLINE] = INF  # a new fault: the next heal starts the count again
     timed_act(w, c, FAM_CRASH, v, 0, trace, features)
     c.node[DL_RESTART, v] = c.t[NOW] + np.int64(c.tp[TP_RESTART_DELAY])
 
@@ -240,6 +248,8 @@ def observe_leadership(w, c):
 @kernel
 def measured(w, c):
     sc = scenario(c)
+    if c.t[CATCH_UP_DEADLINE] != INF:  # a live replica has yet to catch up
+        return False
     if c.t[TS_ELECT] < 0 or c.t[TS_UNAVAILABLE] < 0:
         return sc == SC_RANDOM_FAULTS and c.t[HEALS] > 0 and c.t[HEALED_AT] < 0
     if sc == SC_COLD_START:
@@ -295,6 +305,9 @@ def progress(w, c):
         c.t[LIVE_DEADLINE] = INF
         if scenario(c) == SC_ROLLING_RESTART and c.t[ROLL] < popcount(bootstrap_voters(w)):
             c.t[NEXT_SCRIPT] = now + settle_delay(w, c)
+    if c.t[CATCH_UP_DEADLINE] != INF and caught_up(w, c) < 0:
+        c.t[TS_CAUGHT_UP] = max(c.t[TS_CAUGHT_UP], now - c.t[CATCH_UP_FROM])
+        c.t[CATCH_UP_DEADLINE] = INF
     if c.t[DONE] == 0 and ph == PH_MEASURE and measured(w, c):
         c.t[DONE] = 1
         c.t[END] = min(c.t[END], now + np.int64(c.tp[TP_OBSERVE]))

@@ -19,7 +19,7 @@ import numpy as np
 from ..jit import call_with_features, kernel, literally
 
 from ..state.clock import (
-    BURST_END, BURST_MUTED, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART,
+    BURST_END, BURST_MUTED, CATCH_UP_DEADLINE, DL_CHECK_QUORUM, DL_CRASH, DL_FLUSH, DL_POLL, DL_RESTART,
     DL_TIMER, END, FAULTS_END, LAST_FETCH, SENT_AT, APPEND_AT, APPEND_FROM, HEALTHY, HEAL_AT, INF, LIVE_DEADLINE, NEXT_APPEND, NEXT_PARTITION,
     NEXT_BURST, NEXT_SCRIPT, NEXT_TRY, NOW, PHASE, PH_MEASURE, PROBE_AT, PROBE_OFFSET, PROBE_VALUE,
     ROLES_CHANGED, STATS_AT, TIMER_KIND, TRIGGER_AT, TS_END, TS_EVENTS, TS_FIRST_TIMEOUT,
@@ -35,7 +35,7 @@ from ..state.layout import (
     BOUND_NONE, alloc_walk,
 )
 from ..properties.liveness import (
-    HEALTHY_LEADER_KEPT, check_cut_off, check_recovery_deadline, cut_off_deadline, link, violate,
+    HEALTHY_LEADER_KEPT, check_catch_up_deadline, check_cut_off, check_recovery_deadline, cut_off_deadline, link, violate,
 )
 from ..state.log import last_epoch
 from ..state.voters import is_voter, popcount
@@ -75,6 +75,7 @@ EV_LIVENESS = 13
 EV_BURST = 14
 EV_BURST_END = 15
 EV_DRAIN = 16
+EV_CATCH_UP = 17
 
 
 @kernel
@@ -123,7 +124,7 @@ def next_event(w, c):
     for k in range(w.scal[N_MSGS]):
         best, ev, who, ties = earlier(w, best, ev, who, ties, np.int64(abs(w.msgs[k, dc])),
                                       EV_MESSAGE, k)
-    for r in range(7):
+    for r in range(8):
         if r == 0:
             x, e = c.t[NEXT_SCRIPT], EV_SCRIPT
         elif r == 1:
@@ -136,8 +137,10 @@ def next_event(w, c):
             x, e = c.t[LIVE_DEADLINE], EV_LIVENESS
         elif r == 5:
             x, e = c.t[NEXT_BURST], EV_BURST
-        else:
+        elif r == 6:
             x, e = c.t[BURST_END], EV_BURST_END
+        else:
+            x, e = c.t[CATCH_UP_DEADLINE], EV_CATCH_UP
         best, ev, who, ties = earlier(w, best, ev, who, ties, x, e, -1)
     return ev, who, best
 
@@ -395,6 +398,8 @@ def handle_event(w, c, ev, who, trace, features):
         check_cut_off(w, c, i, features)
     elif ev == EV_LIVENESS:
         check_recovery_deadline(w, c, features)
+    elif ev == EV_CATCH_UP:
+        check_catch_up_deadline(w, c, features)
 
 
 @kernel

@@ -1,7 +1,7 @@
 """Liveness ("eventually") properties of timed walks, and who leads whom.
 
-Each property has a stable name and an id after the safety invariants' (bits
-12-15 of the same check mask), is recorded like a safety violation (invariant,
+Each property has a stable name and an id after the safety invariants' (the next
+bits of the same check mask), is recorded like a safety violation (invariant,
 step, nodes, epoch) and replays like one. They need time, so only the timed
 chooser checks them:
 
@@ -20,6 +20,10 @@ PreVoteIsolatedNeverCandidate  with pre-vote, a voter that has not had two-way
 HealthyLeaderKept              in a cluster with no fault yet, no loss and small
                                latencies, a follower of a leader that every voter
                                knows never times out
+ReplicasCatchUp                once every fault has healed, every live replica,
+                               observers included, learns of a commit made after
+                               the heal (its high watermark passes it) within the
+                               liveness bound
 """
 from ..jit import kernel
 
@@ -27,11 +31,11 @@ from kraftwalk.vocabulary.properties import LIVENESS_ID, LIVENESS_NAMES
 
 from .checkers import N_INVARIANTS, report
 from ..state.clock import (
-    CUT_RESTARTED, CUT_SINCE, CUT_UNION, HEALED_AT, HEALED_COMMIT, INF, KNOWN, LIVE_DEADLINE, NOW, PRE_REACH,
+    CATCH_UP_DEADLINE, CATCH_UP_TARGET, CUT_RESTARTED, CUT_SINCE, CUT_UNION, HEALED_AT, HEALED_COMMIT, INF, KNOWN, LIVE_DEADLINE, NOW, PRE_REACH,
     TS_VIOLATION_AT,
 )
 from ..state.layout import (
-    EPOCH, FOLLOWER, G_COMMIT_LEN, LEADER, LEADER_ID, LINKS, PROSPECTIVE, P_NODES,
+    EPOCH, FOLLOWER, G_COMMIT_LEN, HW, LEADER, LEADER_ID, LINKS, PROSPECTIVE, P_NODES,
     ROLE, UP,
 )
 from kraftwalk.vocabulary.timing import TP_CHECK_QUORUM_FACTOR, TP_CUT_OFF_SLACK, TP_FETCH_TIMEOUT
@@ -43,6 +47,7 @@ HEALED_CLUSTER_RECOVERS = LIVENESS_ID["HealedClusterRecovers"]
 CUT_OFF_LEADER_RESIGNS = LIVENESS_ID["CutOffLeaderResigns"]
 PRE_VOTE_ISOLATED_NEVER_CANDIDATE = LIVENESS_ID["PreVoteIsolatedNeverCandidate"]
 HEALTHY_LEADER_KEPT = LIVENESS_ID["HealthyLeaderKept"]
+REPLICAS_CATCH_UP = LIVENESS_ID["ReplicasCatchUp"]
 N_LIVENESS = len(LIVENESS_NAMES)
 ALL_LIVENESS = ((1 << N_LIVENESS) - 1) << N_INVARIANTS
 
@@ -183,3 +188,21 @@ def check_recovery_deadline(w, c, checks):
     if c.t[HEALED_AT] >= 0 and not recovered(w, c):
         violate(w, c, HEALED_CLUSTER_RECOVERS, c.t[KNOWN], -1, -1, checks)
     c.t[LIVE_DEADLINE] = INF
+
+
+@kernel
+def caught_up(w, c):
+    """ReplicasCatchUp holds: every running node's high watermark has reached the
+    target; else the first one behind (-1: all caught up)."""
+    for i in range(w.scal[P_NODES]):
+        if w.node[UP, i] == 1 and w.node[HW, i] < c.t[CATCH_UP_TARGET]:
+            return i
+    return -1
+
+
+@kernel
+def check_catch_up_deadline(w, c, checks):
+    behind = caught_up(w, c)
+    if behind >= 0:
+        violate(w, c, REPLICAS_CATCH_UP, behind, -1, w.node[EPOCH, behind], checks)
+    c.t[CATCH_UP_DEADLINE] = INF

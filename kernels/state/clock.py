@@ -92,6 +92,9 @@ FAULTS_SEEN = 29    # scheduled random faults drawn so far (crashes, partitions,
 LOSSES_SEEN = 30    # messages lost so far (to loss or a burst)
 BURST_MUTED = 31    # 1 while the current burst is one that ``drop`` suppressed
 FAULT_RNG = 32      # the random faults' own stream (see ``fault_u64``)
+CATCH_UP_DEADLINE = 33  # ReplicasCatchUp: every live replica knows CATCH_UP_TARGET by then
+CATCH_UP_TARGET = 34    # the committed length that shows a commit made after the heal
+CATCH_UP_FROM = 35      # the heal it counts from
 STATS_AT = 36
 
 # ---- t: timed statistics, per walk ---------------------------------------------------
@@ -114,14 +117,15 @@ TS_END = 51              # the walk's final time
 TS_VIOLATION_AT = 52     # time of the violation, -1 none
 TS_HEALED_RECOVERY = 53  # from the last heal to a leader known to a majority plus a commit
 TS_DISRUPTIVE = 54       # leaders deposed by a vote request while a majority could reach them
-T_WIDTH = 55
+TS_CAUGHT_UP = 55        # from the last heal to every live replica knowing a commit made after it
+T_WIDTH = 56
 TS_WIDTH = T_WIDTH - STATS_AT
 TS_NAMES = (
     "first_leader_us", "elect_us", "unavailable_us", "election_epochs", "first_timeout_us",
     "failed_pre_votes", "lost_elections", "stale_leader_us", "commit_latency_sum_us",
     "commit_latency_max_us", "commits_timed", "leader_losses", "recovery_sum_us",
     "recovery_max_us", "events", "end_us", "violation_us", "healed_recovery_us",
-    "disruptive_elections",
+    "disruptive_elections", "caught_up_us",
 )
 
 # ---- phases ---------------------------------------------------------------------------

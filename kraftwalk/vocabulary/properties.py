@@ -100,6 +100,10 @@ PROPERTIES: tuple[Property, ...] = (
     _eventually("HealthyLeaderKept",
                 "while no fault has happened, a follower of a leader known to every voter "
                 "never times out (no loss, latencies far below the timeouts)"),
+    _eventually("ReplicasCatchUp",
+                "once every fault has healed, every live replica, observers included, "
+                "learns of a commit made after the heal (its high watermark passes it) "
+                "within `liveness_bound_ms`"),
 
     _sometimes("LeaderElected", "a node becomes leader"),
     _sometimes("EntryCommitted",

@@ -13,17 +13,17 @@ from kraftwalk.kernel_inputs import timed_features, timed_params, timing_params
 from kraftwalk.vocabulary.timing import TP_CHECK_QUORUM_FACTOR, TP_CUT_OFF_SLACK, TP_FETCH_TIMEOUT
 from kraftwalk.elect_config import ElectConfig
 from kraftwalk.kernels.state.clock import (
-    CUT_SINCE, CUT_UNION, HEALED_AT, HEALED_COMMIT, KNOWN, NOW, PRE_REACH, PREV_ROLE, TS_NAMES,
+    CATCH_UP_DEADLINE, CATCH_UP_TARGET, CUT_SINCE, CUT_UNION, HEALED_AT, INF, HEALED_COMMIT, KNOWN, NOW, PRE_REACH, PREV_ROLE, TS_NAMES,
     TS_VIOLATION_AT,
     alloc_clock,
 )
 from kraftwalk.kernels.state.layout import (
-    CANDIDATE, FOLLOWER, INTENT, INTENT_ARG, LEADER, LINKS, PROSPECTIVE, ROLE, S_STEPS, UP,
+    CANDIDATE, FOLLOWER, HW, INTENT, INTENT_ARG, LEADER, LINKS, PROSPECTIVE, ROLE, S_STEPS, UP,
     V_INVARIANT,
 )
 from kraftwalk.kernels.properties.liveness import (
     CUT_OFF_LEADER_RESIGNS, HEALED_CLUSTER_RECOVERS, PRE_VOTE_ISOLATED_NEVER_CANDIDATE,
-    check_cut_off, check_quorum_restarted, check_recovery_deadline, cut_off_deadline,
+    REPLICAS_CATCH_UP, check_catch_up_deadline, check_cut_off, check_quorum_restarted, check_recovery_deadline, cut_off_deadline,
     track_reachability,
 )
 from kraftwalk.kernels.drivers.timed import record_timed_walk, run_timed_chunk
@@ -187,6 +187,40 @@ def test_healed_cluster_recovers(known, fires):
     c.t[KNOWN] = known
     check_recovery_deadline(w, c, F_TIMED)
     assert w.scal[V_INVARIANT] == (HEALED_CLUSTER_RECOVERS + 1 if fires else 0)
+
+
+@pytest.mark.parametrize("hw, up, fires", [(4, 1, True), (-1, 1, True), (5, 1, False),
+                                           (4, 0, False)])
+def test_replicas_catch_up(hw, up, fires):
+    """At the deadline every running replica's HW must have passed the first commit
+    after the heal (offset 5 here); one behind fires, unless it is down."""
+    w, c = crafted()
+    w.node[UP, :] = 1
+    w.node[HW, :] = 5
+    w.node[HW, 2] = hw
+    w.node[UP, 2] = up
+    c.t[CATCH_UP_TARGET] = 5
+    c.t[CATCH_UP_DEADLINE] = c.t[NOW]
+    check_catch_up_deadline(w, c, F_TIMED)
+    assert w.scal[V_INVARIANT] == (REPLICAS_CATCH_UP + 1 if fires else 0)
+    assert c.t[CATCH_UP_DEADLINE] == INF
+
+
+def test_tight_liveness_bound_fires_replicas_catch_up_once_recovery_is_not_checked():
+    """With HealedClusterRecovers off, a bound too short for anything to catch up
+    breaks ReplicasCatchUp: its deadline is a timed event of its own."""
+    features = timed_features(True, "none", disabled_checks=("HealedClusterRecovers",))
+    _, viol, _, _ = run_timed_chunk(SEED, 0, 6, timed_params(3, 1, 1_000_000),
+                                    tp("leader-crash", liveness_bound_ms=1.0), features)
+    assert names_of(viol) == ["ReplicasCatchUp"] * 6
+
+
+def test_caught_up_time_is_measured_after_each_heal(faults_run):
+    """In the correct model every replica, the observer included, catches up after the
+    heal: a time per walk, shorter than the bound."""
+    _, (_, viol, timed, _) = faults_run
+    t = timed[:, TS_NAMES.index("caught_up_us")]
+    assert (t >= 0).all() and (t < 30_000_000).all()
 
 
 # ---- replay ----------------------------------------------------------------------------
