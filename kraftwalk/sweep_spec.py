@@ -53,6 +53,11 @@ NOT_IN_GRID = ("out", "workers", "backend", "chunk_walks", "flush_seconds", "dis
                "timing")
 MAX_CELLS = 10_000
 CELLS = "cells"  # the sweep folder's folder of cell run folders
+# The sweep folder's own files
+SWEEP_FILE = "sweep.toml"   # the sweep as run (--resume reads it)
+SWEEP_JSON = "sweep.json"   # status and totals, with the fingerprint --resume checks
+SUMMARY = "summary.parquet"  # a row per cell
+SUMMARY_MD = "summary.md"
 
 
 @dataclass(frozen=True)

@@ -264,26 +264,6 @@ def summary_table(summary: list[dict]) -> pa.Table:
     return pa.Table.from_pylist(summary)
 
 
-def walk_settings(cfg: ElectConfig) -> dict:
-    """What decides a cell's walks, per cell: every setting but the execution ones, and
-    its timing as the release has it (:mod:`kraftwalk.run.fingerprint`)."""
-    from kraftwalk.elect_config import KEYS
-
-    out = {}
-    for k, v, p in cfg.cells():
-        c = cfg.for_release(k)
-        settings = {key: getattr(c, key) for key in KEYS
-                    if key not in (*EXECUTION, "timing", "kafka", "voters", "pre_vote")}
-        out[ef.partition(k, v, p)] = {**settings, "timing": c.timing_ms()}
-    return json.loads(json.dumps(out))
-
-
-def fingerprint_of(cfg: ElectConfig) -> dict:
-    from kraftwalk.run.fingerprint import of_settings
-
-    return of_settings({"command": "elect", "cells": walk_settings(cfg)})
-
-
 def write_outputs(cfg: ElectConfig, out: Path) -> list[dict]:
     """Summary (Parquet and Markdown) and CDF plot of the saved walks; the summary."""
     from kraftwalk.storage.output import write_table_atomic, write_text_atomic
@@ -334,7 +314,7 @@ def resume_config(folder: str | Path, given: dict) -> ElectConfig:
                              "walks (start a new run instead)")
     cfg = dataclasses.replace(cfg, **changes)
     saved = any(rundir.saved_ranges(ef.cell_layout(folder, *c)) for c in cfg.cells())
-    fingerprint.check(folder, folder / rundir.RUN_JSON, fingerprint_of(cfg), saved)
+    fingerprint.check(folder, folder / rundir.RUN_JSON, fingerprint.of_elect(cfg), saved)
     return cfg
 
 
@@ -362,7 +342,7 @@ def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
             prior = {}
         prior = prior if isinstance(prior, dict) else {}
         # again, now that this process holds the folder: no one changed it meanwhile
-        fingerprint.check(out, out / rundir.RUN_JSON, fingerprint_of(cfg), True)
+        fingerprint.check(out, out / rundir.RUN_JSON, fingerprint.of_elect(cfg), True)
     else:
         write_text_atomic(out / rundir.CONFIG, cfg.to_toml())
     before = {(c.get("kafka"), c.get("voters"), c.get("pre_vote")): c
@@ -399,7 +379,7 @@ def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
                     "events_per_second": round(events / seconds) if seconds else None,
                     "updated_at": now(), "summary": summary if summary is not None else
                     prior.get("summary", []) if resume else [],
-                    "versions": made, fingerprint.KEY: fingerprint_of(cfg)}
+                    "versions": made, fingerprint.KEY: fingerprint.of_elect(cfg)}
         write_json_atomic(out / rundir.RUN_JSON, run_json)
         return run_json
 

@@ -30,7 +30,9 @@ import pyarrow as pa
 from kraftwalk.errors import RunStopped
 from kraftwalk.storage import rundir
 from kraftwalk.storage.output import markdown_table, write_json_atomic, write_table_atomic, write_text_atomic
-from kraftwalk.sweep_spec import Cell, SweepSpec, cell_dir, value_text
+from kraftwalk.sweep_spec import (
+    SUMMARY, SUMMARY_MD, SWEEP_FILE, SWEEP_JSON, Cell, SweepSpec, cell_dir, value_text,
+)
 
 
 def summary_rows(cell: Cell, folder: Path, status: str) -> list[dict]:
@@ -69,11 +71,10 @@ def run_elect_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell=None,
     from kraftwalk.run.precompile import distinct_variants, elect_variants, precompile
     from kraftwalk.run.runner import STATUS_OF_SIGNAL, _now
     from kraftwalk.run.signals import deferred
-    from kraftwalk.run.sweep import SUMMARY, SUMMARY_MD, SWEEP_FILE, SWEEP_JSON, check_unchanged
 
     cells = spec.cells()
     if resume:
-        check_unchanged(out, spec)  # again, now that no one else can write the folder
+        fingerprint.check_sweep(out, spec)  # again, now that no one else can write the folder
         for p in out.glob(rundir.TMP_PREFIX + "*"):
             p.unlink(missing_ok=True)
     else:

@@ -37,17 +37,28 @@ def of_run(cfg: RunConfig) -> dict[str, Any]:
     return {**_model(), "walks": walk_settings(cfg)}
 
 
-def of_settings(walks: dict[str, Any]) -> dict[str, Any]:
-    """Of any run, given its walk-deciding settings (an elect folder's, per cell)."""
-    return {**_model(), "walks": walks}
+def elect_settings(cfg) -> dict[str, Any]:
+    """What decides an elect run's walks, per cell (its partition): every setting but
+    the execution ones, and its timing as the cell's release has it."""
+    from kraftwalk.elect_config import EXECUTION, KEYS
+    from kraftwalk.storage.elect_folder import partition
+
+    out = {}
+    for k, v, p in cfg.cells():
+        c = cfg.for_release(k)
+        settings = {key: getattr(c, key) for key in KEYS
+                    if key not in (*EXECUTION, "timing", "kafka", "voters", "pre_vote")}
+        out[partition(k, v, p)] = {**settings, "timing": c.timing_ms()}
+    return json.loads(json.dumps(out))
+
+
+def of_elect(cfg) -> dict[str, Any]:
+    return {**_model(), "walks": {"command": "elect", "cells": elect_settings(cfg)}}
 
 
 def of_sweep(spec) -> dict[str, Any]:
     """A sweep's: every cell's walk settings, by partition."""
-    if spec.command == "elect":
-        from kraftwalk.run.elect import walk_settings as settings
-    else:
-        settings = walk_settings
+    settings = elect_settings if spec.command == "elect" else walk_settings
     return {**_model(), "walks": {"command": spec.command, "cells": {
         c.partition: settings(c.config) for c in spec.cells()}}}
 
@@ -106,3 +117,11 @@ def check(folder: Path, status_file: Path, now: dict, anything_saved: bool) -> N
         shown = "; ".join(differences({k: old.get(k) for k in model}, model))
         raise UsageError(f"--resume {folder}: its walks were made by another kraftwalk model "
                          f"({shown}); resume it with that one, or start a new run")
+
+
+def check_sweep(out: Path, spec) -> None:
+    """Refuse to resume the sweep in ``out`` when its spec or model changed."""
+    from kraftwalk.sweep_spec import SWEEP_JSON
+
+    status = out / SWEEP_JSON
+    check(out, status, of_sweep(spec), status.exists())

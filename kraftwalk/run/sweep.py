@@ -41,12 +41,11 @@ from kraftwalk.storage.lock import hold, refuse_if_held
 from kraftwalk.storage.paths import make_new_folder
 from kraftwalk.run import fingerprint
 from kraftwalk.run.signals import deferred
-from kraftwalk.sweep_spec import Cell, SweepSpec, cell_dir, load_sweep, value_text
+from kraftwalk.sweep_spec import (  # noqa: F401 (the folder's names, for its readers)
+    SUMMARY, SUMMARY_MD, SWEEP_FILE, SWEEP_JSON, Cell, SweepSpec, cell_dir, load_sweep,
+    value_text,
+)
 
-SWEEP_FILE = "sweep.toml"
-SWEEP_JSON = "sweep.json"
-SUMMARY = "summary.parquet"
-SUMMARY_MD = "summary.md"
 # Per-walk statistics whose mean over a cell's walks the summary keeps.
 MEAN_STATS = ("elections", "leader_changes", "committed", "disruptions", "max_epoch",
               "crashes", "truncations")
@@ -151,8 +150,7 @@ def resume_spec(out: Path) -> SweepSpec:
 
 
 def check_unchanged(out: Path, spec: SweepSpec) -> None:
-    status = out / SWEEP_JSON
-    fingerprint.check(out, status, fingerprint.of_sweep(spec), status.exists())
+    fingerprint.check_sweep(out, spec)
 
 
 def _drop_cell(out: Path, cell: Cell) -> None:
