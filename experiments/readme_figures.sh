@@ -227,6 +227,16 @@ rm -rf "$R/elect-leader-crash"
 kraftwalk elect --pre-vote both --out "$R/elect-leader-crash"
 rm -rf "$R/elect-releases"
 kraftwalk elect --kafka 3.9 --kafka 4.0 --kafka 4.0.1 --kafka 4.1 --kafka 4.2 --kafka 4.3 --out "$R/elect-releases"
+# The overnight timing study at a fiftieth of its budget (5 minutes): election time,
+# split votes and downtime against the election timeout and the latency, 3, 5 and 7
+# voters; its summary table and the report's two plots.
+E=$(mktemp -d)
+kraftwalk sweep experiments/sweep-elect-timing.toml --walks 20000 --out "$E/elect-timing" > /dev/null
+kraftwalk report "$E/elect-timing" --out "$E/report" > /dev/null
+mkdir -p "$R/elect-timing"
+cp "$E/elect-timing/summary.md" "$R/elect-timing/summary.md"
+cp "$E/report/elect-percentiles.png" "$E/report/split-downtime.png" "$R/elect-timing/"
+rm -rf "$E"
 python experiments/ongaro.py --walks 10000 --out "$R"
 python experiments/timing_table.py
 kraftwalk bench --timed-only --seconds 20 --out "$R"

@@ -206,7 +206,7 @@ def elect_sweep_report(sweep: Path, out: Path) -> Path:
     from kraftwalk.elect_config import EXECUTION
     from kraftwalk.run.sweep import SUMMARY_MD, SWEEP_JSON, read_summary
     from kraftwalk.storage import elect_folder as ef
-    from kraftwalk.storage.plots import plot_per_cell
+    from kraftwalk.storage.plots import plot_elect_sweep
     from kraftwalk.sweep_spec import cell_dir, load_sweep
 
     try:
@@ -228,16 +228,16 @@ def elect_sweep_report(sweep: Path, out: Path) -> Path:
               for k, v in spec.base.items() if k not in EXECUTION) + ".\n"]
     if (sweep / SUMMARY_MD).is_file():
         md += ["## Election times per cell\n", (sweep / SUMMARY_MD).read_text().strip() + "\n"]
-    # lines: a combination of the grid's other settings and the elect cells' own axes
-    axes = {**spec.grid, **{k: sorted({r[k] for r in rows}, key=str)
-                            for k in ("kafka", "voters", "pre_vote") if k not in spec.grid
-                            and len({r[k] for r in rows}) > 1}}
+    # a panel per cluster size; a line per combination of the grid's other settings
+    # and the elect cells' own axes that vary
     x = _x_key(spec.grid)
+    lines = [k for k in (*spec.grid, "kafka", "pre_vote")
+             if k not in (x, "voters") and len({r[k] for r in rows}) > 1]
     if rows:
-        plot_per_cell(rows, axes, x, ("elect_p50_ms", "elect_p99_ms", "elect_p99_9_ms"),
-                      out / "elect-percentiles.png", "time to elect (ms, log scale)", log=True)
-        plot_per_cell(rows, axes, x, ("split_vote_pct", "downtime_p99_ms"),
-                      out / "split-downtime.png", "% of walks / ms")
+        plot_elect_sweep(rows, x, lines, ("elect_p50_ms", "elect_p99_ms", "elect_p99_9_ms"),
+                         out / "elect-percentiles.png", "(ms, log scale)", log=True)
+        plot_elect_sweep(rows, x, lines, ("split_vote_pct", "downtime_p99_ms"),
+                         out / "split-downtime.png", "")
         md += ["## Percentiles" + (f" against {x}" if x else "") + "\n",
                "![time to elect: p50, p99, p99.9 per cell](elect-percentiles.png)\n",
                "![split votes and p99 downtime per cell](split-downtime.png)\n"]

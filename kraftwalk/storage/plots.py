@@ -166,6 +166,61 @@ def plot_per_cell(rows: list[dict], grid: dict[str, list], x: str | None,
     return _save(fig, Path(path))
 
 
+def plot_elect_sweep(rows: list[dict], x: str | None, lines: list[str],
+                     stats: tuple[str, ...], path: str | Path, ylabel: str,
+                     log: bool = False) -> Path:
+    """An elect sweep's summary rows: a row of panels per statistic, a column per
+    cluster size, each statistic against setting ``x`` (cells in order without one)
+    with a line per combination of the settings ``lines``, coloured along a sequential
+    map so neighbouring values look alike; one legend."""
+    from kraftwalk.sweep_spec import value_text
+
+    sizes = sorted({r["voters"] for r in rows})
+    combos = list(dict.fromkeys(tuple(r[k] for k in lines) for r in rows))
+    colors = plt.get_cmap("viridis")
+    fig, axes = plt.subplots(len(stats), len(sizes), squeeze=False, sharex=True,
+                             sharey="row", figsize=(3.4 * len(sizes) + 2.2, 2.8 * len(stats)))
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    for row, stat in enumerate(stats):
+        for col, size in enumerate(sizes):
+            ax = axes[row][col]
+            for k, combo in enumerate(combos):
+                pts = [r for r in rows if r["voters"] == size
+                       and tuple(r[key] for key in lines) == combo and r[stat] is not None]
+                xs = [r[x] for r in pts] if x else list(range(len(pts)))
+                label = ", ".join(f"{key}={value_text(v)}" for key, v in zip(lines, combo))
+                ax.plot(xs, [r[stat] for r in pts], "o-", ms=3, label=label or None,
+                        color=colors(0.9 * k / max(len(combos) - 1, 1)))
+            if log:
+                ax.set_yscale("log")
+                ax.yaxis.set_major_formatter(plain)
+                ax.yaxis.set_minor_formatter(plain)
+                ax.tick_params(axis="y", which="minor", labelsize=7)
+            if x:
+                ax.set_xscale("log")  # timing settings come in doublings
+                ax.xaxis.set_major_formatter(plain)
+                ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+                ax.set_xticks(sorted({r[x] for r in rows}))
+            ax.grid(True, which="both", alpha=0.3)
+            if row == 0:
+                ax.set_title(f"{size} voters", fontsize=10)
+            if row == len(stats) - 1:
+                ax.set_xlabel(x or "cell")
+            if col == 0:
+                ax.set_ylabel(CELL_STAT_TITLES.get(stat, stat) + (f"\n{ylabel}" if ylabel else ""),
+                              fontsize=9)
+        if not log:  # from 0, once the row's panels are drawn (they share the axis): a
+            # 10% difference must not look like a cliff
+            axes[row][0].set_ylim(0, max(a.dataLim.y1 for a in axes[row]) * 1.05)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if labels:
+        fig.legend(handles, labels, loc="center right", fontsize=8, frameon=False)
+        fig.tight_layout(rect=(0, 0, 1 - 2.0 / fig.get_figwidth(), 1))
+    else:
+        fig.tight_layout()
+    return _save(fig, Path(path))
+
+
 def plot_election_cdf(cells, path: str | Path, title: str) -> Path:
     """CDF of the time to elect; ``cells``: (release, voters, pre_vote, values in ms,
     walks per value, walks). One release: a line per cluster size (solid: pre-vote
