@@ -34,7 +34,9 @@ SHORT = {"observe_ms": 0.0, "settle_ms": 100.0, "restart_delay_ms": 3000.0}
 
 def cell(profile: str, voters: int, walks: int, workers: int, pre_vote: bool = False,
          seed: int = 0, **timing) -> tuple:
-    cfg = ElectConfig(voters=(voters,), pre_vote=(pre_vote,), profile=profile, walks=walks,
+    # the dissertation's clusters have no observers
+    cfg = ElectConfig(voters=(voters,), observers=0, pre_vote=(pre_vote,), profile=profile,
+                      walks=walks,
                       seed=seed, timing={**SHORT, **timing}, chunk_walks=500)
     return cfg, cell_walks(cfg, voters, pre_vote, workers)
 

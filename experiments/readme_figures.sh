@@ -64,15 +64,15 @@ rm -rf "$H"
 # A statistics bug (KAFKA-18345), before and after its fix over the same walks.
 E=$(mktemp -d)
 (cd "$E" && kraftwalk elect --kafka 4.0 --kafka 4.0.1 --pre-vote off --voters 7 \
-    --walks 4000 --out r > /dev/null && kraftwalk compare r --by kafka --out compare > /dev/null)
+    --observers 0 --walks 4000 --out r > /dev/null && kraftwalk compare r --by kafka --out compare > /dev/null)
 cp "$E/compare/compare.md" "$R/compare-kafka-18345.md"
 cp "$E/compare/compare.png" "$R/compare-kafka-18345.png"
 rm -rf "$E"
 # A liveness bug's cost, with the property that would stop its walks off.
 E=$(mktemp -d)
-(cd "$E" && kraftwalk elect --scenario random-faults --voters 3 --walks 500 --seed 7 \
-    --out a > /dev/null && kraftwalk elect --scenario random-faults --voters 3 --walks 500 \
-    --seed 7 --mutation no-fetch-timer-reset --disable-check HealthyLeaderKept --out b \
+(cd "$E" && kraftwalk elect --scenario random-faults --voters 3 --observers 0 --walks 500 \
+    --seed 7 --out a > /dev/null && kraftwalk elect --scenario random-faults --voters 3 \
+    --observers 0 --walks 500 --seed 7 --mutation no-fetch-timer-reset --disable-check HealthyLeaderKept --out b \
     > /dev/null && kraftwalk compare a b --out compare > /dev/null)
 cp "$E/compare/compare.md" "$R/compare-no-fetch-timer-reset.md"
 rm -rf "$E"
@@ -224,9 +224,10 @@ python experiments/identity_run.py --old 45ae600 --walks 200000 \
 # The timed mode: KRaft's election figures at Kafka's defaults, the validation against
 # Ongaro's dissertation, the timing table, and its speed.
 rm -rf "$R/elect-leader-crash"
-kraftwalk elect --pre-vote both --out "$R/elect-leader-crash"
+kraftwalk elect --pre-vote both --observers 0 --out "$R/elect-leader-crash"
 rm -rf "$R/elect-releases"
-kraftwalk elect --kafka 3.9 --kafka 4.0 --kafka 4.0.1 --kafka 4.1 --kafka 4.2 --kafka 4.3 --out "$R/elect-releases"
+kraftwalk elect --kafka 3.9 --kafka 4.0 --kafka 4.0.1 --kafka 4.1 --kafka 4.2 --kafka 4.3 \
+    --observers 0 --out "$R/elect-releases"
 # The overnight timing study at a fiftieth of its budget (5 minutes): election time,
 # split votes and downtime against the election timeout and the latency, 3, 5 and 7
 # voters; its summary table and the report's two plots.

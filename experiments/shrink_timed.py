@@ -47,7 +47,7 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     for case, timing in CASES.items():
-        ecfg = ElectConfig(voters=(VOTERS,), pre_vote=(True,), scenario="random-faults",
+        ecfg = ElectConfig(voters=(VOTERS,), observers=0, pre_vote=(True,), scenario="random-faults",
                            mutation=MUTATION, seed=args.seed, timing=timing)
         params = timed_params(VOTERS, ecfg.observers, ecfg.depth)
         tp, features = timing_params(ecfg), timed_features(True, MUTATION)

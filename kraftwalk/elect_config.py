@@ -113,7 +113,7 @@ def parse_timing(items: list[str]) -> dict[str, Any]:
 class ElectConfig:
     kafka: tuple[str, ...] = (releases.DEFAULT,)  # the Kafka releases whose rules walks follow
     voters: tuple[int, ...] = (3, 5, 7)
-    observers: int = 0
+    observers: int = 1                  # as swarm's: ReplicasCatchUp follows an observer too
     pre_vote: tuple[bool, ...] = ()     # empty: the profile's (kafka: each release's)
     scenario: str = "leader-crash"
     profile: str = "kafka"

@@ -55,9 +55,7 @@ def elect(
         help="Walks per cluster size and pre-vote setting (default: 2000).")] = None,
     seed: opts.Seed = None,
     workers: opts.Workers = None,
-    observers: Annotated[Optional[int], typer.Option(
-        "--observers", parser=opts.parse_int, metavar="N", help="Observers (brokers "
-        "replicating the log without voting), 0..4 (default: 0).")] = None,
+    observers: opts.Observers = None,  # swarm's option, with swarm's default
     mutation: opts.Mutation = None,
     disable_check: Annotated[Optional[list[str]], typer.Option(
         "--disable-check", metavar="PROPERTY", help="Turn off one property, a safety "

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from kraftwalk.errors import RunStopped
 from kraftwalk.storage import rundir
 from kraftwalk.storage.output import markdown_table, write_json_atomic, write_table_atomic, write_text_atomic
 from kraftwalk.sweep_spec import (
-    SUMMARY, SUMMARY_MD, SWEEP_FILE, SWEEP_JSON, Cell, SweepSpec, cell_dir, value_text,
+    SUMMARY, SUMMARY_MD, SWEEP_JSON, Cell, SweepSpec, cell_dir, value_text,
 )
 
 
@@ -66,19 +65,13 @@ def run_elect_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell=None,
     """Every cell of the elect sweep ``spec`` into ``out`` (locked by the caller);
     returns sweep.json's dict; a stop is raised as RunStopped carrying it."""
     from kraftwalk.run import fingerprint
-    from kraftwalk.run.backends import backend_session
     from kraftwalk.run.elect import run as run_elect
     from kraftwalk.run.precompile import distinct_variants, elect_variants, precompile
-    from kraftwalk.run.runner import STATUS_OF_SIGNAL, _now
-    from kraftwalk.run.signals import deferred
+    from kraftwalk.run.runner import _now
+    from kraftwalk.run.sweep_cells import begin, run_cells
 
     cells = spec.cells()
-    if resume:
-        fingerprint.check_sweep(out, spec)  # again, now that no one else can write the folder
-        for p in out.glob(rundir.TMP_PREFIX + "*"):
-            p.unlink(missing_ok=True)
-    else:
-        write_text_atomic(out / SWEEP_FILE, spec.to_toml())
+    begin(out, spec, resume)
     grid = list(spec.grid)
     state: dict[str, Any] = {
         "status": "running", "pid": os.getpid(), "command": "elect", "grid": spec.grid,
@@ -108,61 +101,40 @@ def run_elect_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell=None,
 
     made = made_by()
     record()
-    where = None
-    try:
+
+    def kept(cell: Cell) -> bool:
+        folder = cell_dir(out, cell)
+        meta = _cell_meta(folder) if resume else {}
+        if meta.get("status") != "complete":
+            return False
+        metas[cell.partition] = meta
+        done[cell.partition] = summary_rows(cell, folder, "complete")
+        return True
+
+    def run_one(cell: Cell, again: bool):
+        folder = cell_dir(out, cell)
+        walks = [0]  # this cell's, for the progress display
+
+        def advance_by(n: int) -> None:
+            walks[0] += n
+            if progress:
+                progress(walks[0], 0, 0)
+
+        try:
+            metas[cell.partition] = run_elect(cell.config, folder, resume=again,
+                                              base=rundir.Layout(folder, out, cell.partition),
+                                              advance=advance_by)
+        except RunStopped:
+            metas[cell.partition] = _cell_meta(folder)
+            done[cell.partition] = summary_rows(cell, folder, "stopped")
+            raise
+        return lambda: done.update({cell.partition: summary_rows(cell, folder, "complete")})
+
+    def compile_variants() -> None:
         todo = [c for c in cells if not (resume and _cell_meta(cell_dir(out, c)).get("status")
                                          == "complete")]
         variants = distinct_variants(v for c in todo for v in elect_variants(c.config))
         if len(variants) > 1:
             precompile(variants, cells[0].config.effective_workers)
-        with backend_session(cells[0].config):
-            for i, cell in enumerate(cells):
-                folder = cell_dir(out, cell)
-                meta = _cell_meta(folder) if resume else {}
-                if meta.get("status") == "complete":
-                    metas[cell.partition] = meta
-                    done[cell.partition] = summary_rows(cell, folder, "complete")
-                    if on_cell:
-                        on_cell(i, len(cells), cell, "skipped")
-                    continue
-                again = resume and (folder / rundir.CONFIG).is_file()
-                if resume and not again:  # it never saved its config: start it afresh
-                    shutil.rmtree(folder, ignore_errors=True)
-                    for ds in rundir.DATASETS:
-                        shutil.rmtree(out / ds / cell.partition, ignore_errors=True)
-                folder.mkdir(parents=True, exist_ok=True)
-                if on_cell:
-                    on_cell(i, len(cells), cell, "running")
-                where = cell.partition
-                base = rundir.Layout(folder, out, cell.partition)
-                walks = [0]  # this cell's, for the progress display
 
-                def advance_by(n: int) -> None:
-                    walks[0] += n
-                    if progress:
-                        progress(walks[0], 0, 0)
-
-                try:
-                    metas[cell.partition] = run_elect(cell.config, folder, resume=again,
-                                                      base=base, advance=advance_by)
-                except RunStopped:
-                    metas[cell.partition] = _cell_meta(folder)
-                    done[cell.partition] = summary_rows(cell, folder, "stopped")
-                    raise
-                with deferred():  # the cell's rows and sweep.json, both or neither
-                    done[cell.partition] = summary_rows(cell, folder, "complete")
-                    where = None
-                    record()
-                if on_cell:
-                    on_cell(i, len(cells), cell, "finished")
-    except RunStopped as stop:
-        import signal
-
-        name = signal.Signals(stop.signum).name
-        stop.summary = record(STATUS_OF_SIGNAL.get(name, "stopped"), signal=name,
-                              stopped_in=where)
-        raise
-    except BaseException as e:
-        record("failed", error=" ".join(f"{type(e).__name__}: {e}".split()))
-        raise
-    return record("finished", signal=None)
+    return run_cells(cells, out, resume, record, on_cell, compile_variants, kept, run_one)

@@ -23,8 +23,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
-import signal
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -40,7 +38,6 @@ from kraftwalk.storage.output import (
 from kraftwalk.storage.lock import hold, refuse_if_held
 from kraftwalk.storage.paths import make_new_folder
 from kraftwalk.run import fingerprint
-from kraftwalk.run.signals import deferred
 from kraftwalk.sweep_spec import (  # noqa: F401 (the folder's names, for its readers)
     SUMMARY, SUMMARY_MD, SWEEP_FILE, SWEEP_JSON, Cell, SweepSpec, cell_dir, load_sweep,
     value_text,
@@ -153,13 +150,6 @@ def check_unchanged(out: Path, spec: SweepSpec) -> None:
     fingerprint.check_sweep(out, spec)
 
 
-def _drop_cell(out: Path, cell: Cell) -> None:
-    """Forget a cell that never saved its config: its folder and dataset partitions."""
-    shutil.rmtree(cell_dir(out, cell), ignore_errors=True)
-    for ds in rundir.DATASETS:
-        shutil.rmtree(out / ds / cell.partition, ignore_errors=True)
-
-
 def _cell_meta(out: Path, cell: Cell) -> dict:
     """A cell's run.json, or {} when it has none that reads."""
     try:
@@ -195,17 +185,13 @@ def run_sweep(spec: SweepSpec, out: Path, *, resume: bool = False,
 
 def _run_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell: OnCell | None,
                progress, on_phase) -> dict:
-    from kraftwalk.run.backends import backend_session
     from kraftwalk.run.precompile import distinct_variants, precompile, swarm_variant
     from kraftwalk.run.runner import run_swarm
 
+    from kraftwalk.run.sweep_cells import begin
+
     cells = spec.cells()
-    if resume:
-        check_unchanged(out, spec)  # again, now that no one else can write the folder
-        for p in out.glob(rundir.TMP_PREFIX + "*"):
-            p.unlink(missing_ok=True)
-    else:
-        write_text_atomic(out / SWEEP_FILE, spec.to_toml())
+    begin(out, spec, resume)
     grid = list(spec.grid)
     state: dict[str, Any] = {
         "status": "running", "pid": os.getpid(), "command": spec.command, "grid": spec.grid,
@@ -229,8 +215,26 @@ def _run_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell: OnCell | None,
         return dict(state)
 
     record()
-    where = None  # the cell running when a signal came
-    try:
+
+    def kept(cell: Cell) -> bool:
+        meta = _cell_meta(out, cell) if resume else {}
+        if meta.get("status") != "finished":
+            return False
+        rows.append(summary_row(cell, meta, cell_layout(out, cell)))
+        return True
+
+    def run_one(cell: Cell, again: bool) -> Callable[[], None]:
+        lay = cell_layout(out, cell)
+        try:
+            cfg = dataclasses.replace(cell.config, out=str(lay.root))
+            res = run_swarm(cfg, progress, on_phase, resume=again, layout=lay)
+        except RunStopped as stop:
+            if stop.summary:
+                rows.append(summary_row(cell, stop.summary, lay))
+            raise
+        return lambda: rows.append(summary_row(cell, res, lay))
+
+    def compile_variants() -> None:
         todo = [c.config for c in cells
                 if not (resume and _cell_meta(out, c).get("status") == "finished")]
         variants = distinct_variants(map(swarm_variant, todo))
@@ -238,47 +242,10 @@ def _run_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell: OnCell | None,
             if on_phase:
                 on_phase("compiling")
             precompile(variants, todo[0].effective_workers)
-        # One Dask or Ray connection (or local cluster) serves every cell.
-        with backend_session(cells[0].config):
-            for i, cell in enumerate(cells):
-                lay = cell_layout(out, cell)
-                meta = _cell_meta(out, cell) if resume else {}
-                if meta.get("status") == "finished":
-                    rows.append(summary_row(cell, meta, lay))
-                    if on_cell:
-                        on_cell(i, len(cells), cell, "skipped")
-                    continue
-                again = resume and (lay.root / rundir.CONFIG).is_file()
-                if resume and not again:
-                    _drop_cell(out, cell)
-                lay.root.mkdir(parents=True, exist_ok=True)
-                if on_cell:
-                    on_cell(i, len(cells), cell, "running")
-                where = cell.partition
-                try:
-                    cfg = dataclasses.replace(cell.config, out=str(lay.root))
-                    res = run_swarm(cfg, progress, on_phase, resume=again, layout=lay)
-                except RunStopped as stop:
-                    if stop.summary:
-                        rows.append(summary_row(cell, stop.summary, lay))
-                    raise
-                with deferred():  # the cell's row and sweep.json, both or neither
-                    rows.append(summary_row(cell, res, lay))
-                    where = None
-                    record()
-                if on_cell:
-                    on_cell(i, len(cells), cell, "finished")
-    except RunStopped as stop:
-        from kraftwalk.run.runner import STATUS_OF_SIGNAL
 
-        name = signal.Signals(stop.signum).name
-        stop.summary = record(STATUS_OF_SIGNAL.get(name, "stopped"), signal=name,
-                              stopped_in=where)
-        raise
-    except BaseException as e:
-        record("failed", error=" ".join(f"{type(e).__name__}: {e}".split()))
-        raise
-    return record("finished", signal=None)
+    from kraftwalk.run.sweep_cells import run_cells
+
+    return run_cells(cells, out, resume, record, on_cell, compile_variants, kept, run_one)
 
 
 def _now() -> str:

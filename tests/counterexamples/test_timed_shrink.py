@@ -74,11 +74,13 @@ def test_no_drop_mask_and_keeping_every_fault_are_the_same_walk(random_faults_wa
 @pytest.fixture(scope="module")
 def violating_elect(tmp_path_factory):
     """A random-faults run with the no-check-quorum bug: a leader cut off from the voters
-    by a partition keeps leading (pre-vote on: the variant the liveness hunt compiles)."""
+    by a partition keeps leading (pre-vote on: the variant the liveness hunt compiles).
+    No observer: its first violating walk has faults that shrinking can drop."""
     out = tmp_path_factory.mktemp("shrink") / "run"
     r = runner.invoke(app, ["elect", "--scenario", "random-faults", "--mutation",
-                            "no-check-quorum", "--voters", "3", "--pre-vote", "on", "--walks",
-                            "12", "--workers", "1", "--seed", "3", "--out", str(out)])
+                            "no-check-quorum", "--voters", "3", "--observers", "0",
+                            "--pre-vote", "on", "--walks", "12", "--workers", "1", "--seed",
+                            "3", "--out", str(out)])
     assert r.exit_code == 13, r.output  # a liveness violation found
     return out
 
