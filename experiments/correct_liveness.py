@@ -43,8 +43,9 @@ def main() -> None:
             folder = cell_dir(out, cell)
             if has_cells(folder, "violations", cell.config):
                 props = read_cells(folder, "violations", ["property"], cell.config)
-                found[(cell.values["kafka"], cell.values["scenario"])] = Counter(
-                    props.column("property").to_pylist())
+                if props.num_rows:
+                    found[(cell.values["kafka"], cell.values["scenario"])] = Counter(
+                        props.column("property").to_pylist())
     releases = spec.grid["kafka"]
     scenarios = spec.grid["scenario"]
     walks = Counter()
