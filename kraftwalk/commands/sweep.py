@@ -51,13 +51,21 @@ def print_sweep_summary(result: Mapping[str, Any], console: Console) -> None:
                       f"{r['targets_reached']}/{len(TARGET_NAMES)}",
                       *((escape(str(r["status"])),) if status else ()))
     console.print(table)
+    print_totals(result, out, console,
+                 f"{num(result.get('walks'))} walks, {num(result.get('steps'))} steps",
+                 "walks/, violations/, coverage/ partitioned by cell")
+
+
+def print_totals(result: Mapping[str, Any], out: Path, console: Console, counted: str,
+                 datasets: str) -> None:
+    """A sweep's last lines: cells finished, what they ``counted``, violations, and its
+    folder with its ``datasets``."""
     n = int(result.get("violations") or 0)
     console.print(f"{result.get('cells_finished', 0)}/{result.get('cells')} cells finished, "
-                  f"{num(result.get('walks'))} walks, {num(result.get('steps'))} steps in "
-                  f"{num(result.get('wall_seconds'), ',.1f')} s: "
+                  f"{counted} in {num(result.get('wall_seconds'), ',.1f')} s: "
                   + (f"[bold red]{n:,} violations[/]" if n else "[bold green]no violations[/]"))
     console.print(f"sweep folder: [bold]{escape(str(out))}[/] (summary.parquet, summary.md; "
-                  "walks/, violations/, coverage/ partitioned by cell)")
+                  f"{datasets})")
 
 
 @opts.config_options(*BUDGET, *FREE)
@@ -148,13 +156,9 @@ def print_elect_sweep_summary(result: Mapping[str, Any], out: Path, console: Con
 
     if (out / SUMMARY_MD).is_file():
         console.print((out / SUMMARY_MD).read_text(), soft_wrap=True, highlight=False)
-    n = int(result.get("violations") or 0)
-    console.print(f"{result.get('cells_finished', 0)}/{result.get('cells')} cells finished, "
-                  f"{num(result.get('walks'))} timed walks, {num(result.get('events'))} events in "
-                  f"{num(result.get('wall_seconds'), ',.1f')} s: "
-                  + (f"[bold red]{n:,} violations[/]" if n else "[bold green]no violations[/]"))
-    console.print(f"sweep folder: [bold]{escape(str(out))}[/] (summary.parquet, summary.md; "
-                  "walks/, violations/ partitioned by cell; kraftwalk report draws them)")
+    print_totals(result, out, console,
+                 f"{num(result.get('walks'))} timed walks, {num(result.get('events'))} events",
+                 "walks/, violations/ partitioned by cell; kraftwalk report draws them")
 
 
 def _violated(out: Path) -> set[str]:

@@ -220,14 +220,19 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int,
     info["status"] = "complete" if info["walks"] == cfg.walks else "partial"
 
 
-def summarize(folder: Path, cfg: ElectConfig) -> list[dict]:
-    """One summary row per cell that saved walks, from its saved parts."""
-    out = []
-    for cell in cfg.cells():
-        h = ef.cell_histogram(folder, cell, cfg.walk_stats == "histogram")
-        if h.walks:
-            out.append(summarize_cell(*cell, h, ef.cell_violations(folder, cell)))
-    return out
+def cell_histograms(folder: Path, cfg: ElectConfig) -> list[tuple[tuple, Histogram]]:
+    """(cell, histogram of its saved walks) of every cell, read part by part."""
+    hist = cfg.walk_stats == "histogram"
+    return [(cell, ef.cell_histogram(folder, cell, hist)) for cell in cfg.cells()]
+
+
+def summarize(folder: Path, cfg: ElectConfig,
+              hists: list[tuple[tuple, Histogram]] | None = None) -> list[dict]:
+    """One summary row per cell that saved walks, from its saved parts (``hists``:
+    their histograms, if read already)."""
+    hists = hists if hists is not None else cell_histograms(folder, cfg)
+    return [summarize_cell(*cell, h, ef.cell_violations(folder, cell))
+            for cell, h in hists if h.walks]
 
 
 SUMMARY_COLUMNS = (
@@ -270,15 +275,14 @@ def write_outputs(cfg: ElectConfig, out: Path) -> list[dict]:
     from kraftwalk.storage.plots import plot_election_cdf
     from kraftwalk.storage.provenance import made_by
 
-    summary = summarize(out, cfg)
+    hists = cell_histograms(out, cfg)  # read once, for the summary and the plot
+    summary = summarize(out, cfg, hists)
     if not summary:
         return summary
     write_table_atomic(out / ef.SUMMARY, summary_table(summary))
     write_text_atomic(out / ef.SUMMARY_MD, render_markdown(summary, cfg)
                       + f"\nMade by {made_by()}.\n")
-    hist = cfg.walk_stats == "histogram"
-    cells = [(k, v, p, ef.cell_histogram(out, (k, v, p), hist)) for k, v, p in cfg.cells()]
-    plot_election_cdf([(k, v, p, *h.values("elect_us"), h.walks) for k, v, p, h in cells
+    plot_election_cdf([(k, v, p, *h.values("elect_us"), h.walks) for (k, v, p), h in hists
                        if h.walks], out / ef.CDF_PLOT,
                       f"Kafka {', '.join(cfg.kafka)}, {cfg.scenario}, profile {cfg.profile}: "
                       "time to elect")
@@ -334,6 +338,7 @@ def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
     from kraftwalk.storage.output import write_json_atomic, write_text_atomic
 
     now = lambda: datetime.now(timezone.utc).isoformat(timespec="seconds")  # noqa: E731
+    walks_made_by = fingerprint.of_elect(cfg)
     prior: dict = {}
     if resume:
         try:
@@ -342,7 +347,7 @@ def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
             prior = {}
         prior = prior if isinstance(prior, dict) else {}
         # again, now that this process holds the folder: no one changed it meanwhile
-        fingerprint.check(out, out / rundir.RUN_JSON, fingerprint.of_elect(cfg), True)
+        fingerprint.check(out, out / rundir.RUN_JSON, walks_made_by, True)
     else:
         write_text_atomic(out / rundir.CONFIG, cfg.to_toml())
     before = {(c.get("kafka"), c.get("voters"), c.get("pre_vote")): c
@@ -379,7 +384,7 @@ def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
                     "events_per_second": round(events / seconds) if seconds else None,
                     "updated_at": now(), "summary": summary if summary is not None else
                     prior.get("summary", []) if resume else [],
-                    "versions": made, fingerprint.KEY: fingerprint.of_elect(cfg)}
+                    "versions": made, fingerprint.KEY: walks_made_by}
         write_json_atomic(out / rundir.RUN_JSON, run_json)
         return run_json
 

@@ -34,13 +34,11 @@ from kraftwalk.sweep_spec import (
 )
 
 
-def summary_rows(cell: Cell, folder: Path, status: str) -> list[dict]:
-    """The cell's elect summary rows, each led by the grid's values."""
-    from kraftwalk.run.elect import summarize
-
+def summary_rows(cell: Cell, summary: list[dict], status: str) -> list[dict]:
+    """The cell's elect summary rows (its run.json's), each led by the grid's values."""
     return [{**cell.values, **{k: v for k, v in row.items() if k not in cell.values},
              "partition": cell.partition, "status": status}
-            for row in summarize(folder, cell.config)]
+            for row in summary]
 
 
 def summary_markdown(rows: list[dict], grid: list[str]) -> str:
@@ -108,7 +106,7 @@ def run_elect_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell=None,
         if meta.get("status") != "complete":
             return False
         metas[cell.partition] = meta
-        done[cell.partition] = summary_rows(cell, folder, "complete")
+        done[cell.partition] = summary_rows(cell, meta.get("summary") or [], "complete")
         return True
 
     def run_one(cell: Cell, again: bool):
@@ -124,11 +122,14 @@ def run_elect_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell=None,
             metas[cell.partition] = run_elect(cell.config, folder, resume=again,
                                               base=rundir.Layout(folder, out, cell.partition),
                                               advance=advance_by)
-        except RunStopped:
+        except RunStopped:  # its summary from the parts it saved, whenever the stop came
+            from kraftwalk.run.elect import summarize
+
             metas[cell.partition] = _cell_meta(folder)
-            done[cell.partition] = summary_rows(cell, folder, "stopped")
+            done[cell.partition] = summary_rows(cell, summarize(folder, cell.config), "stopped")
             raise
-        return lambda: done.update({cell.partition: summary_rows(cell, folder, "complete")})
+        summary = metas[cell.partition]["summary"]
+        return lambda: done.update({cell.partition: summary_rows(cell, summary, "complete")})
 
     def compile_variants() -> None:
         todo = [c for c in cells if not (resume and _cell_meta(cell_dir(out, c)).get("status")
