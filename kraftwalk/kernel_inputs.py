@@ -12,7 +12,7 @@ from kraftwalk.config import RunConfig
 from kraftwalk.elect_config import ElectConfig, timing_value
 from kraftwalk.vocabulary.features import feature_mask
 from kraftwalk.vocabulary.releases import DEFAULT
-from kraftwalk.vocabulary.timing import SCENARIO_NAMES, TIMING, TIMING_BY_NAME, TP_WIDTH
+from kraftwalk.vocabulary.timing import RECONFIG_SCENARIOS, SCENARIO_NAMES, TIMING, TIMING_BY_NAME, TP_WIDTH
 
 # Kernel bounds of a timed walk: enough log and message room for any scenario's length.
 LOG_CAPACITY, MSG_SLOTS, MAX_EPOCH, MAX_RECORDS = 256, 32, 1000, 8
@@ -65,12 +65,13 @@ def walk_weights(cfg: RunConfig) -> tuple[np.ndarray, bool]:
 
 # ---- timed walks ---------------------------------------------------------------
 def timed_features(pre_vote: bool, mutation: str, kafka: str = DEFAULT,
-                   disabled_checks: tuple = ()) -> int:
+                   disabled_checks: tuple = (), scenario: str = "") -> int:
     """Compile-time features of a timed walk: the release's switches, every safety and
     liveness check on but ``disabled_checks`` (the release's timing rules are in its
-    ``tp``)."""
+    ``tp``), and voter changes where the scenario changes the voter set."""
     return feature_mask(pre_vote=pre_vote, mutation=mutation, liveness=True, kafka=kafka,
-                        disabled_checks=disabled_checks)
+                        disabled_checks=disabled_checks,
+                        reconfig=scenario in RECONFIG_SCENARIOS)
 
 
 def timing_params(ecfg: ElectConfig) -> np.ndarray:

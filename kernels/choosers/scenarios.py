@@ -7,6 +7,12 @@ leader every voter follows, with a commit in its epoch), let a random moment pas
 later, ``leader-isolated`` cuts it off from every node and heals the cut later,
 ``rolling-restart`` crashes and restarts each voter in turn, ``random-faults``
 crashes nodes and cuts links at random for a fault phase, then heals everything.
+Two change the voter set (their walks run with voter changes on): ``voter-removed``
+crashes a follower, has the leader remove it, and restarts it with a log that still
+names it a voter (KAFKA-17030's removed voter); ``leader-removed`` splits the leader
+from all but (voters - 1) // 2 of the other voters, too few to commit a new voter set
+without it, has the leader remove itself, and heals the split later (KAFKA-16531's
+leader outside its voter set).
 After every heal the HealedClusterRecovers and ReplicasCatchUp properties are due
 within the liveness bound. Once its measures are in (every live replica caught up
 included), a walk goes on for ``observe_ms`` and ends.
@@ -26,7 +32,7 @@ from ..state.clock import (
     TRIGGER_LEADER, TS_COMMITS, TS_COMMIT_MAX, TS_COMMIT_SUM, TS_ELECT, TS_ELECTION_EPOCHS,
     TS_FIRST_LEADER, TS_FIRST_TIMEOUT, TS_HEALED_RECOVERY, TS_LEADER_LOSSES, TS_RECOVERY_MAX,
     TS_RECOVERY_SUM, TS_STALE_LEADER, TS_UNAVAILABLE, TS_VIOLATION_AT, TS_CAUGHT_UP, T_WIDTH, CUT_RESTARTED, CUT_SINCE, CUT_UNION,
-    fault_exponential, seed_fault_stream,
+    fault_below, fault_exponential, seed_fault_stream,
 )
 from ..state.layout import (
     CM_VALUE, EPOCH, EPOCH_START, FOLLOWER, G_COMMIT_LEN, LEADER, P_NODES, ROLE,
@@ -37,13 +43,13 @@ from ..state.rng import rand_below
 from .timed_step import enter_role, follower_timeout, poll_time, timed_act
 from kraftwalk.vocabulary.timing import (
     LAT_FIXED, LAT_UNIFORM, SC_COLD_START, SC_LEADER_CRASH, SC_LEADER_ISOLATED,
-    SC_RANDOM_FAULTS, SC_ROLLING_RESTART, TP_APPEND_INTERVAL, TP_FAULT_PHASE, TP_FETCH_TIMEOUT,
+    SC_LEADER_REMOVED, SC_RANDOM_FAULTS, SC_ROLLING_RESTART, SC_VOTER_REMOVED, TP_APPEND_INTERVAL, TP_FAULT_PHASE, TP_FETCH_TIMEOUT,
     TP_ISOLATION, TP_LATENCY_A, TP_LATENCY_B, TP_LATENCY_KIND, TP_LIVENESS_BOUND, TP_LOSS,
     TP_LOSS_BURST_INTERVAL,
     TP_MAX_TIME, TP_MTBF, TP_OBSERVE, TP_PARTITION_INTERVAL, TP_RESTART_DELAY, TP_SCENARIO,
     TP_SETTLE, TP_SYNC_TIMERS,
 )
-from ..transition import FAM_CRASH, FAM_PARTITION, FAM_RESTART
+from ..transition import FAM_CRASH, FAM_PARTITION, FAM_REMOVE_VOTER, FAM_RESTART
 from ..state.voters import bootstrap_voters, is_voter, popcount
 
 # Statistics that are a single time or count, -1 until measured.
@@ -54,6 +60,12 @@ _UNMEASURED = (TS_FIRST_LEADER, TS_ELECT, TS_UNAVAILABLE, TS_ELECTION_EPOCHS, TS
 @kernel
 def scenario(c):
     return np.int64(c.tp[TP_SCENARIO])
+
+
+@kernel
+def cut_off_scenario(c):
+    """Is the leader cut off from a majority at the fault (its stale time is measured)?"""
+    return scenario(c) == SC_LEADER_ISOLATED or scenario(c) == SC_LEADER_REMOVED
 
 
 @kernel
@@ -155,6 +167,20 @@ def trigger(w, c, trace, features):
         c.t[HEAL_AT] = now + np.int64(c.tp[TP_ISOLATION])
     elif sc == SC_ROLLING_RESTART:
         crash_next_voter(w, c, trace, features)
+    elif sc == SC_VOTER_REMOVED and ld >= 0:
+        v = first_bit(other_voters_from(w, c, ld, 1))
+        if v >= 0:
+            timed_act(w, c, FAM_PARTITION, 0, v, trace, features)
+            timed_act(w, c, FAM_REMOVE_VOTER, ld, v, trace, features)
+            c.t[HEAL_AT] = now + np.int64(c.tp[TP_ISOLATION])
+    elif sc == SC_LEADER_REMOVED and ld >= 0:
+        # the leader keeps (voters - 1) // 2 of the others: one short of a majority of
+        # the voter set without it
+        side = (np.int64(1) << ld) | other_voters_from(
+            w, c, ld, (popcount(bootstrap_voters(w)) - 1) // 2)
+        timed_act(w, c, FAM_PARTITION, 2, side << 8, trace, features)
+        timed_act(w, c, FAM_REMOVE_VOTER, ld, ld, trace, features)
+        c.t[HEAL_AT] = now + np.int64(c.tp[TP_ISOLATION])
     elif sc == SC_RANDOM_FAULTS:
         c.t[FAULTS_END] = now + np.int64(c.tp[TP_FAULT_PHASE])
         c.t[NEXT_SCRIPT] = c.t[FAULTS_END]
@@ -169,6 +195,30 @@ def trigger(w, c, trace, features):
             if is_voter(w, j) and w.node[UP, j] == 1 and (
                     w.node[ROLE, j] == FOLLOWER or w.node[ROLE, j] == UNATTACHED):
                 c.node[DL_TIMER, j] = now + follower_timeout(w, c)
+
+
+@kernel
+def other_voters_from(w, c, ld, k):
+    """``k`` bootstrap voters other than ``ld``, in id order from a random one (on the
+    faults' stream), as a mask."""
+    n = w.scal[P_NODES]
+    vs = bootstrap_voters(w) & ~(np.int64(1) << ld)
+    start = fault_below(c, n)
+    mask = np.int64(0)
+    for d in range(n):
+        j = (start + d) % n
+        if k > 0 and (vs >> j) & 1:
+            mask |= np.int64(1) << j
+            k -= 1
+    return mask
+
+
+@kernel
+def first_bit(mask):
+    for j in range(64):
+        if (mask >> j) & 1:
+            return j
+    return -1
 
 
 @kernel
@@ -219,7 +269,8 @@ def on_restarted(w, c):
 
 @kernel
 def on_healed_links(w, c):
-    if scenario(c) == SC_LEADER_ISOLATED:
+    sc = scenario(c)
+    if sc == SC_LEADER_ISOLATED or sc == SC_LEADER_REMOVED or sc == SC_VOTER_REMOVED:
         heal(w, c)
 
 
@@ -250,11 +301,13 @@ def measured(w, c):
     sc = scenario(c)
     if c.t[CATCH_UP_DEADLINE] != INF:  # a live replica has yet to catch up
         return False
+    if sc == SC_VOTER_REMOVED:  # the leader stays: nothing to elect
+        return c.t[HEALS] > 0 and c.t[HEALED_AT] < 0
     if c.t[TS_ELECT] < 0 or c.t[TS_UNAVAILABLE] < 0:
         return sc == SC_RANDOM_FAULTS and c.t[HEALS] > 0 and c.t[HEALED_AT] < 0
     if sc == SC_COLD_START:
         return True
-    if sc == SC_LEADER_ISOLATED and c.t[TS_STALE_LEADER] < 0:
+    if cut_off_scenario(c) and c.t[TS_STALE_LEADER] < 0:
         return False
     if sc == SC_ROLLING_RESTART and c.t[ROLL] < popcount(bootstrap_voters(w)):
         return False
@@ -294,7 +347,7 @@ def progress(w, c):
         if c.t[TS_UNAVAILABLE] < 0 and w.scal[G_COMMIT_LEN] > c.t[TRIGGER_COMMIT]:
             c.t[TS_UNAVAILABLE] = now - c.t[TRIGGER_AT]
         old = c.t[TRIGGER_LEADER]
-        if c.t[TS_STALE_LEADER] < 0 and scenario(c) == SC_LEADER_ISOLATED and old >= 0:
+        if c.t[TS_STALE_LEADER] < 0 and cut_off_scenario(c) and old >= 0:
             if (w.node[UP, old] == 0 or w.node[ROLE, old] != LEADER
                     or w.node[EPOCH, old] != c.t[TRIGGER_EPOCH]):
                 c.t[TS_STALE_LEADER] = now - c.t[TRIGGER_AT]

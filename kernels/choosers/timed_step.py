@@ -21,7 +21,7 @@ from ..state.clock import (
     TS_FAILED_PRE_VOTES, TS_LOST_ELECTIONS, due_col, election_backoff, election_timeout,
     end_epoch_backoff, fault_happens, latency, parked_col,
 )
-from ..features import PRE_VOTE, TRACE
+from ..features import PRE_VOTE, RECONFIG, TRACE
 from ..state.layout import (
     BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, END_QUORUM_EPOCH_RESPONSE, EPOCH, FETCH_REQUEST,
     FETCH_RESPONSE,
@@ -30,8 +30,8 @@ from ..state.layout import (
     P_NODES, RESIGNED, ROLE, S_STEPS, UNATTACHED, UP, VOTE_REQUEST, VOTE_RESPONSE,
 )
 from ..properties.liveness import (
-    PRE_VOTE_ISOLATED_NEVER_CANDIDATE, check_quorum_restarted, inbound_voters, reached_by,
-    two_way_voters, violate,
+    PRE_VOTE_ISOLATED_NEVER_CANDIDATE, check_quorum_restarted, check_removed_quiet,
+    inbound_voters, reached_by, removed_sender, two_way_voters, violate,
 )
 from ..state.voters import checks_quorum, in_voters, is_voter, majority, popcount
 from ..protocol.replication import flush_enabled
@@ -125,7 +125,9 @@ def enter_role(w, c, i, features):
     elif r == LEADER:
         if checks_quorum(w, i):
             c.node[DL_CHECK_QUORUM, i] = now + check_quorum_timeout(c)
-    elif is_voter(w, i):
+    elif is_voter(w, i) or r == RESIGNED:
+        # (ResignedState has its election timer whether or not the leader is still a
+        # voter: one that removed itself ends its epoch with it, pollResigned)
         c.node[DL_TIMER, i] = now + election_timeout(w, c)
         c.node[ELECTION_AT, i] = c.node[DL_TIMER, i]
 
@@ -268,8 +270,11 @@ def timed_act(w, c, f, a, b, trace, features):
     resp_from = -1
     voted_req = False
     stale_from = -1
+    quiet_from = -1
     if f == FAM_DELIVER:
         m = w.msgs[a]
+        if features & RECONFIG:
+            quiet_from = removed_sender(w, t, m)
         if is_response(m[F_TYPE]) and w.peer[INFLIGHT, m[F_DST], m[F_SRC]] == m[F_CORR]:
             resp_from = m[F_SRC]
         voted_req = m[F_TYPE] == VOTE_REQUEST
@@ -305,6 +310,8 @@ def timed_act(w, c, f, a, b, trace, features):
     if stale_from >= 0 and c.node[CUT_SINCE, t] >= 0:
         reached_by(w, c, t, 1 << stale_from)
     bad = check_after_step(w, t, features)
+    if features & RECONFIG:
+        check_removed_quiet(w, c, t, quiet_from, epoch, features)
     after_step(w, c, t, resp_from, was_leader, le, hw, role, epoch, up, voted_req,
                features)
     return 1 if bad else 0

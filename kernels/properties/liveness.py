@@ -24,6 +24,9 @@ ReplicasCatchUp                once every fault has healed, every live replica,
                                observers included, learns of a commit made after
                                the heal (its high watermark passes it) within the
                                liveness bound
+RemovedVoterStaysQuiet         a vote request from a node outside a voter's
+                               committed voter set never raises that voter's epoch
+                               (with voter changes on)
 """
 from ..jit import kernel
 
@@ -35,11 +38,11 @@ from ..state.clock import (
     TS_VIOLATION_AT,
 )
 from ..state.layout import (
-    EPOCH, FOLLOWER, G_COMMIT_LEN, HW, LEADER, LEADER_ID, LINKS, PROSPECTIVE, P_NODES,
-    ROLE, UP,
+    EPOCH, FOLLOWER, F_SRC, F_TYPE, G_COMMIT_LEN, HW, LEADER, LEADER_ID, LINKS, PROSPECTIVE,
+    P_NODES, ROLE, UP, VOTERS_AT, VOTE_REQUEST,
 )
 from kraftwalk.vocabulary.timing import TP_CHECK_QUORUM_FACTOR, TP_CUT_OFF_SLACK, TP_FETCH_TIMEOUT
-from ..state.voters import checks_quorum, majority, popcount, voter_count, voters
+from ..state.voters import checks_quorum, in_voters, majority, popcount, voter_count, voters
 
 # Ids of the liveness properties (after the invariants'): the registry's order
 # (kraftwalk.vocabulary.properties).
@@ -48,6 +51,7 @@ CUT_OFF_LEADER_RESIGNS = LIVENESS_ID["CutOffLeaderResigns"]
 PRE_VOTE_ISOLATED_NEVER_CANDIDATE = LIVENESS_ID["PreVoteIsolatedNeverCandidate"]
 HEALTHY_LEADER_KEPT = LIVENESS_ID["HealthyLeaderKept"]
 REPLICAS_CATCH_UP = LIVENESS_ID["ReplicasCatchUp"]
+REMOVED_VOTER_STAYS_QUIET = LIVENESS_ID["RemovedVoterStaysQuiet"]
 N_LIVENESS = len(LIVENESS_NAMES)
 ALL_LIVENESS = ((1 << N_LIVENESS) - 1) << N_INVARIANTS
 
@@ -175,6 +179,25 @@ def check_cut_off(w, c, i, checks):
     if w.node[UP, i] == 1 and w.node[ROLE, i] == LEADER:
         violate(w, c, CUT_OFF_LEADER_RESIGNS, i, -1, w.node[EPOCH, i], checks)
     c.node[CUT_SINCE, i] = -1
+
+
+@kernel
+def removed_sender(w, t, m):
+    """The sender of vote request ``m`` to running node t, where it is outside t's
+    voter set and that set is committed (t's latest VotersRecord is below its high
+    watermark: a removal t knows is settled); -1 otherwise. RemovedVoterStaysQuiet
+    watches whether the request raises t's epoch."""
+    s = m[F_SRC]
+    if (m[F_TYPE] != VOTE_REQUEST or w.node[UP, t] == 0 or in_voters(w, t, s)
+            or w.node[VOTERS_AT, t] >= w.node[HW, t]):
+        return -1
+    return s
+
+
+@kernel
+def check_removed_quiet(w, c, t, s, epoch_before, checks):
+    if s >= 0 and w.node[EPOCH, t] > epoch_before:
+        violate(w, c, REMOVED_VOTER_STAYS_QUIET, t, s, w.node[EPOCH, t], checks)
 
 
 @kernel

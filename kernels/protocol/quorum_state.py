@@ -21,9 +21,10 @@ from ..state.layout import (
     T_LEADER_ELECTED, UP, INTENT, I_ROLE, I_CHECK_QUORUM, I_KEEP_TIMER, FETCHING_END,
     FETCHING_EPOCH,
 )
+from ..features import MUT_CHECK_QUORUM_COUNTS_LEADER
 from ..state.coverage import reach
 from ..state.log import append_entry
-from ..state.voters import has_majority, in_voters, majority, popcount, voter_count, voters
+from ..state.voters import in_voters, majority, popcount, voter_count, voters
 
 
 @kernel
@@ -152,14 +153,17 @@ def validate_leader_only_request(w, i, epoch):
 
 
 @kernel
-def update_check_quorum_for_following_voter(w, i, r):
+def update_check_quorum_for_following_voter(w, i, r, features):
     """LeaderState.updateCheckQuorumForFollowingVoter: voter r fetched from leader i
     (Fetch or FetchSnapshot); once a majority has, the check-quorum timer restarts.
     True if r is a voter in i's view."""
     if not in_voters(w, i, r):
         return False
     w.node[FETCHED_MASK, i] |= 1 << r
-    if has_majority(w, i, w.node[FETCHED_MASK, i]):
+    fetched = popcount(w.node[FETCHED_MASK, i] & voters(w, i))
+    if features & MUT_CHECK_QUORUM_COUNTS_LEADER and not in_voters(w, i, i):
+        fetched += 1  # known bug (KAFKA-16531): the leader counts itself, voter or not
+    if fetched >= majority(w, i):
         w.node[FETCHED_MASK, i] = 1 << i
         intend(w, i, I_CHECK_QUORUM)
     return True

@@ -216,7 +216,7 @@ def handle_fetch_request(w, s, features):
         w.peer[REPLICA_DIR, i, r] = m[F_REPLICA_DIR]
         w.node[INTENT_ARG, i] = r
         intend(w, i, I_FETCHED)  # lastFetchTimestamp: 4.2's heartbeat skips r a while
-        if update_check_quorum_for_following_voter(w, i, r):
+        if update_check_quorum_for_following_voter(w, i, r, features):
             w.node[ACKED_MASK, i] |= 1 << r
             maybe_update_high_watermark(w, i, features)
     if k < 0:

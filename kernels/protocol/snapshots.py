@@ -187,7 +187,7 @@ def handle_fetch_snapshot_request(w, s, features):
             fetch_snapshot_error(w, i, w.msgs[k], m[F_CORR], ERR_SNAPSHOT_NOT_FOUND)
         return
     if not features & DISK_LOSS or key_matches(w, i, r, m[F_REPLICA_DIR]):
-        update_check_quorum_for_following_voter(w, i, r)
+        update_check_quorum_for_following_voter(w, i, r, features)
     if k < 0:
         return
     out = w.msgs[k]

@@ -13,6 +13,8 @@ from kraftwalk.kernels.state.layout import (
     ERR_UNKNOWN_LEADER_EPOCH, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, UNATTACHED,
 )
 
+from kraftwalk.kernels.features import MUT_CHECK_QUORUM_COUNTS_LEADER
+
 from .log import append
 from .voters import majority, voters
 
@@ -24,6 +26,19 @@ def enter_epoch(c, node, epoch: int) -> None:
         node.voted_id = None
         node.leader_id = None
         c.stats["max_epoch"] = max(c.stats["max_epoch"], epoch)
+
+
+def update_check_quorum_for_following_voter(c, node, r: int) -> None:
+    """LeaderState.updateCheckQuorumForFollowingVoter: voter r fetched; once the voters
+    that have are a majority (the leader counts if it is a voter), the check-quorum
+    timer restarts."""
+    node.fetched_voters.add(r)
+    vs = voters(c, node)
+    count = len(vs & (node.fetched_voters | {node.id}))
+    if c.features & MUT_CHECK_QUORUM_COUNTS_LEADER and node.id not in vs:
+        count += 1   # known bug (KAFKA-16531): the leader counts itself, voter or not
+    if count >= majority(c, node):
+        node.fetched_voters = set()
 
 
 def transition_to_unattached(c, node, epoch: int, leader_id=None) -> None:

@@ -18,12 +18,13 @@ from kraftwalk.kernels.state.layout import (
 
 from .log import append, end_offset_for_epoch, last_epoch, truncate
 from .quorum_state import (
-    maybe_handle_common_response, transition_to_resigned, validate_leader_only_request,
+    maybe_handle_common_response, transition_to_resigned,
+    update_check_quorum_for_following_voter, validate_leader_only_request,
 )
 from .snapshots import fetch_needs_snapshot, start_fetching_snapshot
 from .state import Message
 from .voters import (
-    has_majority, is_voter, key_matches, latest_voters_record, majority, other_voters,
+    is_voter, key_matches, latest_voters_record, majority, other_voters,
     voter_keys, voters,
 )
 
@@ -159,9 +160,7 @@ def handle_fetch_request(c, msg: Message) -> None:
         node.replica_dir[r] = msg.replica_dir
         if r in voters(c, node):
             node.acked.add(r)
-            node.fetched_voters.add(r)
-            if has_majority(c, node, node.fetched_voters | {node.id}):
-                node.fetched_voters = set()   # the check-quorum timer restarts
+            update_check_quorum_for_following_voter(c, node, r)
             maybe_update_high_watermark(c, node)
     records = ()
     if diverging is None and snapshot is None:

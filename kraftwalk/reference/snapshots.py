@@ -19,9 +19,12 @@ from kraftwalk.kernels.state.layout import (
 )
 
 from .log import last_epoch
-from .quorum_state import maybe_handle_common_response, validate_leader_only_request
+from .quorum_state import (
+    maybe_handle_common_response, update_check_quorum_for_following_voter,
+    validate_leader_only_request,
+)
 from .state import Message
-from .voters import has_majority, key_matches, voters
+from .voters import key_matches, voters
 
 
 def held(node, sid) -> bool:
@@ -116,9 +119,7 @@ def handle_fetch_snapshot_request(c, msg: Message) -> None:
     if c.features & DISK_LOSS and not key_matches(c, node, msg.src, msg.replica_dir):
         pass   # the same id on another disk: not the voter, not a check-quorum fetch
     elif msg.src in voters(c, node):   # updateCheckQuorumForFollowingVoter
-        node.fetched_voters.add(msg.src)
-        if has_majority(c, node, node.fetched_voters | {node.id}):
-            node.fetched_voters = set()
+        update_check_quorum_for_following_voter(c, node, msg.src)
     c.send(Message(FETCH_SNAPSHOT_RESPONSE, node.id, msg.src, node.epoch, msg.corr,
                    error=ERR_NONE, leader=node.id, snapshot_end=sid[0], snapshot_epoch=sid[1],
                    snapshot_records=node.snapshots[sid]))

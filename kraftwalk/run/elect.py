@@ -69,7 +69,8 @@ def cell_inputs(cfg: ElectConfig, voters: int, pre_vote: bool) -> tuple:
     """(params, tp, features) of one cell's timed walks; ``cfg`` of the cell's release
     (ElectConfig.for_release)."""
     return (timed_params(voters, cfg.observers, cfg.depth), timing_params(cfg),
-            timed_features(pre_vote, cfg.mutation, cfg.release, cfg.disabled_checks))
+            timed_features(pre_vote, cfg.mutation, cfg.release, cfg.disabled_checks,
+                           cfg.scenario))
 
 
 def cell_ranges(cfg: ElectConfig, start: int = 0) -> list[tuple[int, int]]:

@@ -81,6 +81,12 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
              "timer expires; Kafka's transition to Candidate then threw on the raft thread, "
              "which stops the controller",
              needs=("reconfig",), jira="KAFKA-17067", fixed_in="3.9.0"),
+    Mutation("check-quorum-counts-leader", "liveness",
+             "a leader counts itself towards the check-quorum majority even once it has "
+             "removed itself from the voters, so one fetching voter too few keeps it "
+             "leading: cut off from a majority of the new voter set, it never resigns "
+             "(CutOffLeaderResigns)", "leader-removed",
+             needs=("reconfig",), jira="KAFKA-16531", fixed_in="3.9.0"),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)

@@ -104,6 +104,11 @@ PROPERTIES: tuple[Property, ...] = (
                 "once every fault has healed, every live replica, observers included, "
                 "learns of a commit made after the heal (its high watermark passes it) "
                 "within `liveness_bound_ms`"),
+    _eventually("RemovedVoterStaysQuiet",
+                "in the scenarios that change the voter set (`voter-removed`, "
+                "`leader-removed`): a node outside a voter's committed voter set (a "
+                "removed voter) never raises that voter's epoch with a vote request; it "
+                "learns it was removed before it disrupts anyone"),
 
     _sometimes("LeaderElected", "a node becomes leader"),
     _sometimes("EntryCommitted",

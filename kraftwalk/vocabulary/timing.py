@@ -46,8 +46,14 @@ SC_LEADER_CRASH = 1     # steady state, then the leader crashes
 SC_LEADER_ISOLATED = 2  # steady state, then the leader is cut off from every node
 SC_ROLLING_RESTART = 3  # steady state, then each voter in turn is crashed and restarted
 SC_RANDOM_FAULTS = 4    # crashes, partitions, loss bursts for a fault phase; then all heals
+SC_VOTER_REMOVED = 5    # steady state, then a follower crashes, the leader removes it, and
+                        # it restarts with a log that still names it a voter
+SC_LEADER_REMOVED = 6   # steady state, then the leader removes itself while too few of the
+                        # other voters reach it to commit the removal; the cut heals later
 SCENARIO_NAMES = ("cold-start", "leader-crash", "leader-isolated", "rolling-restart",
-                  "random-faults")
+                  "random-faults", "voter-removed", "leader-removed")
+# Scenarios that change the voter set: their walks run with KIP-853 voter changes on.
+RECONFIG_SCENARIOS = ("voter-removed", "leader-removed")
 
 Timing = namedtuple("Timing", "name default kafka doc")
 
@@ -188,7 +194,8 @@ TIMING = {
         "restart_delay_ms", 5000.0, "(experiment)",
         "a crashed node restarts after this long (random-faults: exponential, this mean)"),
     TP_ISOLATION: Timing(
-        "isolation_ms", 10000.0, "(experiment)", "leader-isolated: the cut heals after this"),
+        "isolation_ms", 10000.0, "(experiment)",
+        "leader-isolated, leader-removed: the cut heals after this"),
     TP_FAULT_PHASE: Timing(
         "fault_phase_ms", 30000.0, "(experiment)",
         "random-faults: faults happen for this long, then everything heals"),

@@ -18,12 +18,13 @@ from kraftwalk.kernels.state.clock import (
     alloc_clock,
 )
 from kraftwalk.kernels.state.layout import (
-    CANDIDATE, FOLLOWER, HW, INTENT, INTENT_ARG, LEADER, LINKS, PROSPECTIVE, ROLE, S_STEPS, UP,
-    V_INVARIANT,
+    CANDIDATE, EPOCH, FOLLOWER, F_DST, F_SRC, F_TYPE, HW, INTENT, INTENT_ARG, LEADER, LINKS,
+    PROSPECTIVE, ROLE, S_STEPS, UP, VOTERS, VOTERS_AT, VOTER_COUNT, VOTE_REQUEST, V_INVARIANT,
 )
 from kraftwalk.kernels.properties.liveness import (
     CUT_OFF_LEADER_RESIGNS, HEALED_CLUSTER_RECOVERS, PRE_VOTE_ISOLATED_NEVER_CANDIDATE,
-    REPLICAS_CATCH_UP, check_catch_up_deadline, check_cut_off, check_quorum_restarted, check_recovery_deadline, cut_off_deadline,
+    REMOVED_VOTER_STAYS_QUIET, REPLICAS_CATCH_UP, check_catch_up_deadline, check_removed_quiet,
+    removed_sender, check_cut_off, check_quorum_restarted, check_recovery_deadline, cut_off_deadline,
     track_reachability,
 )
 from kraftwalk.kernels.drivers.timed import record_timed_walk, run_timed_chunk
@@ -142,11 +143,37 @@ def test_tight_liveness_bound_fires_healed_cluster_recovers():
 @pytest.mark.parametrize("mutation, scenario, prop", [
     ("no-check-quorum", "leader-isolated", "CutOffLeaderResigns"),
     ("no-fetch-timer-reset", "cold-start", "HealthyLeaderKept"),
+    ("check-quorum-counts-leader", "leader-removed", "CutOffLeaderResigns"),
 ])
 def test_liveness_mutation_found_in_every_walk(mutation, scenario, prop):
     _, viol, _, _ = run_timed_chunk(SEED, 0, 10, timed_params(3, 1, 1_000_000), tp(scenario),
-                                    timed_features(True, mutation))
+                                    timed_features(True, mutation, scenario=scenario))
     assert names_of(viol) == [prop] * 10
+
+
+@pytest.mark.parametrize("scenario", ["voter-removed", "leader-removed"])
+def test_voter_change_scenarios_hold_with_pre_vote(scenario):
+    """The newest release: the removed voter learns it was removed and stays quiet; the
+    leader that removed itself and lost its majority resigns, and after the heal every
+    replica (the old leader, now an observer, and the observer) catches up."""
+    stats, viol, timed, _ = run_timed_chunk(SEED, 0, 30, timed_params(3, 1, 1_000_000),
+                                            tp(scenario), timed_features(True, "none",
+                                                                         scenario=scenario))
+    assert names_of(viol) == []
+    assert (timed[:, TS_NAMES.index("caught_up_us")] >= 0).all()  # the heal was measured
+    if scenario == "leader-removed":
+        assert (timed[:, TS_NAMES.index("stale_leader_us")] > 0).all()
+
+
+def test_removed_voter_disrupts_without_pre_vote():
+    """Kafka 3.9.x (no pre-vote): a voter removed while cut off times out, and once the
+    cut heals its vote request of a higher epoch deposes the leader that removed it
+    (results/findings/removed-voter-disrupts-3.9.md)."""
+    ecfg = ElectConfig(kafka=("3.9",), voters=(3,), scenario="voter-removed").for_release("3.9")
+    _, viol, _, _ = run_timed_chunk(SEED, 0, 10, timed_params(3, 1, 1_000_000),
+                                    timing_params(ecfg),
+                                    timed_features(False, "none", "3.9", scenario="voter-removed"))
+    assert names_of(viol) == ["RemovedVoterStaysQuiet"] * 10
 
 
 # ---- crafted states: each property's check on a hand-made walk -------------------------
@@ -204,6 +231,32 @@ def test_replicas_catch_up(hw, up, fires):
     check_catch_up_deadline(w, c, F_TIMED)
     assert w.scal[V_INVARIANT] == (REPLICAS_CATCH_UP + 1 if fires else 0)
     assert c.t[CATCH_UP_DEADLINE] == INF
+
+
+@pytest.mark.parametrize("sender, voters_at, raised, fires", [
+    (2, 3, True, True),     # node 2 is outside node 0's committed voter set {0, 1}
+    (2, 3, False, False),   # ... but the request did not raise node 0's epoch
+    (1, 3, True, False),    # node 1 is a voter
+    (2, 5, True, False),    # the VotersRecord that removed node 2 is not committed yet
+])
+def test_removed_voter_stays_quiet(sender, voters_at, raised, fires):
+    w, c = crafted()
+    w.node[UP, :] = 1
+    w.node[VOTERS, 0] = 0b011
+    w.node[VOTER_COUNT, 0] = 2
+    w.node[VOTERS_AT, 0] = voters_at
+    w.node[HW, 0] = 5
+    w.node[EPOCH, 0] = 4
+    m = w.msgs[0]
+    m[F_TYPE] = VOTE_REQUEST
+    m[F_SRC] = sender
+    m[F_DST] = 0
+    s = removed_sender(w, 0, m)
+    assert (s == sender) == (sender == 2 and voters_at < 5)
+    if raised:
+        w.node[EPOCH, 0] = 5
+    check_removed_quiet(w, c, 0, s, 4, F_TIMED)
+    assert w.scal[V_INVARIANT] == (REMOVED_VOTER_STAYS_QUIET + 1 if fires else 0)
 
 
 def test_tight_liveness_bound_fires_replicas_catch_up_once_recovery_is_not_checked():
