@@ -23,6 +23,7 @@ from ..state.clock import (
 )
 from ..features import PRE_VOTE, RECONFIG, TRACE
 from ..state.layout import (
+    F_FETCH_OFFSET,
     BEGIN_QUORUM_EPOCH_RESPONSE, CANDIDATE, END_QUORUM_EPOCH_RESPONSE, EPOCH, FETCH_REQUEST,
     FETCH_RESPONSE,
     FOLLOWER, F_CORR, F_DST, F_SRC, F_TYPE, HW, INFLIGHT, INTENT, INTENT_ARG, I_BACKOFF,
@@ -186,14 +187,17 @@ def assign_dues(w, c):
 
 
 @kernel
-def release_parked(w, c, i):
-    """The leader's log end, role or (from 4.1) HW changed: every Fetch it holds is
-    answered now (Kafka's fetch purgatory completes on append, and from 4.1 on a HW
-    change, KAFKA-14145)."""
+def release_parked(w, c, i, below):
+    """The leader's log end, role or (from 4.1) HW changed: the Fetches it holds at an
+    offset below ``below`` are answered now (Kafka's fetch purgatory completes a fetch
+    once the log end passes its offset, every one on a role change, and from 4.1 on a
+    HW change, KAFKA-14145). Only a Fetch at the old log end is held unless
+    park-diverging-fetch, so an append releases each one."""
     dc = due_col(w)
     pc = parked_col(w)
     for k in range(w.scal[N_MSGS]):
-        if w.msgs[k, pc] == 1 and w.msgs[k, F_DST] == i and w.msgs[k, dc] > c.t[NOW]:
+        if (w.msgs[k, pc] == 1 and w.msgs[k, F_DST] == i and w.msgs[k, dc] > c.t[NOW]
+                and w.msgs[k, F_FETCH_OFFSET] < below):
             w.msgs[k, dc] = c.t[NOW]
 
 
@@ -248,11 +252,12 @@ def after_step(w, c, t, resp_from, was_leader, le, hw, role, epoch, up, voted_re
                 c.node[DL_FLUSH, t] = now + np.int64(c.tp[TP_FLUSH_DELAY])
         else:
             c.node[DL_FLUSH, t] = INF
-        if was_leader and (w.node[LOG_END, t] != le or r != role
-                           or w.node[EPOCH, t] != epoch or w.node[UP, t] != up
+        if was_leader and (r != role or w.node[EPOCH, t] != epoch or w.node[UP, t] != up
                            or (w.node[HW, t] != hw
                                and np.int64(c.tp[TP_FETCH_PURGATORY]) == PURGATORY_HW)):
-            release_parked(w, c, t)
+            release_parked(w, c, t, INF)
+        elif was_leader and w.node[LOG_END, t] != le:
+            release_parked(w, c, t, w.node[LOG_END, t])
         if (was_leader and voted_req and r != LEADER
                 and popcount(inbound_voters(w, t)) >= majority(w, t)):
             c.t[TS_DISRUPTIVE] += 1

@@ -26,7 +26,7 @@ from ..state.clock import (
     TS_WIDTH, SCHEDULED, alloc_clock, due_col, fault_below, fault_exponential,
     fault_happens, parked_col,
 )
-from ..features import TRACE
+from ..features import MUT_PARK_DIVERGING_FETCH, TRACE
 from ..state.layout import (
     CANDIDATE, C_NEXT_VALUE, EPOCH, FETCH_REQUEST, FOLLOWER, F_DST, F_EPOCH, F_FETCH_OFFSET,
     F_LAST_FETCHED_EPOCH, F_SRC, F_TYPE, HW, INFLIGHT, LEADER, LEADER_ID, LOG_END, N_MSGS,
@@ -38,6 +38,7 @@ from ..properties.liveness import (
     HEALTHY_LEADER_KEPT, check_catch_up_deadline, check_cut_off, check_recovery_deadline, cut_off_deadline, link, violate,
 )
 from ..state.log import last_epoch
+from ..protocol.replication import diverging_epoch
 from ..state.voters import is_voter, popcount
 from ..state.rng import rand_below
 from ..choosers.scenarios import (
@@ -146,8 +147,10 @@ def next_event(w, c):
 
 
 @kernel
-def should_park(w, c, k):
-    """Would the leader hold Fetch k (nothing new to send, nothing new acknowledged)?"""
+def should_park(w, c, k, features):
+    """Would the leader hold Fetch k (nothing new to send, nothing new acknowledged)?
+    A Fetch whose answer is a diverging epoch is answered at once (KAFKA-15100, 3.5.2);
+    it acknowledges nothing either, so under the known bug it is held too."""
     if c.tp[TP_FETCH_MAX_WAIT] <= 0.0:
         return False
     m = w.msgs[k]
@@ -166,6 +169,9 @@ def should_park(w, c, k):
         # arrival: it moves only on a FetchResponse, and its fetch is still unanswered.)
         return False
     off = m[F_FETCH_OFFSET]
+    if (features & MUT_PARK_DIVERGING_FETCH and off > 0
+            and diverging_epoch(w, i, off, m[F_LAST_FETCHED_EPOCH])[0] >= 0):
+        return True  # known bug (KAFKA-15100): a diverging-epoch answer has no records
     return (off == w.node[LOG_END, i] and m[F_LAST_FETCHED_EPOCH] == last_epoch(w, i)
             and w.peer[REPLICA_END, i, r] == off)
 
@@ -352,7 +358,7 @@ def handle_event(w, c, ev, who, trace, features):
         dc = due_col(w)
         if w.msgs[i, dc] < 0:
             timed_act(w, c, FAM_LOSE, i, 0, trace, features)
-        elif should_park(w, c, i):
+        elif should_park(w, c, i, features):
             # tryCompleteFetchRequest ran on arrival (lastFetchTimestamp), and runs again
             # when the held fetch is answered
             c.pair[LAST_FETCH, w.msgs[i, F_DST], w.msgs[i, F_SRC]] = now

@@ -169,6 +169,19 @@ def maybe_update_high_watermark(w, i, features):
 
 
 @kernel
+def diverging_epoch(w, i, off, lfe):
+    """validateOffsetAndEpoch at leader i for a Fetch at ``off`` whose last fetched epoch
+    is ``lfe`` (``off`` > 0): the (epoch, end offset) the follower must truncate to,
+    or (-1, -1) where its log matches."""
+    e, end = end_offset_for_epoch(w, i, lfe)
+    if e == 0 and end == 0 and lfe > 0 and w.node[LOG_END, i] > 0:
+        e = lfe  # below every epoch in the log: (requested epoch, log start)
+    if e != lfe or end < off:
+        return e, end
+    return -1, -1
+
+
+@kernel
 def handle_fetch_request(w, s, features):
     """handleFetchRequest: validate the epoch, then records, or a diverging epoch."""
     m = w.msgs[s]
@@ -197,10 +210,8 @@ def handle_fetch_request(w, s, features):
         valid = False
         snapshot = True
     elif off != 0:
-        e, end = end_offset_for_epoch(w, i, lfe)
-        if e == 0 and end == 0 and lfe > 0 and w.node[LOG_END, i] > 0:
-            e = lfe  # below every epoch in the log: (requested epoch, log start)
-        if e != lfe or end < off:
+        e, end = diverging_epoch(w, i, off, lfe)
+        if e >= 0:
             valid = False
             div_epoch = e
             div_end = end

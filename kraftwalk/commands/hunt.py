@@ -30,7 +30,8 @@ def hunt(
         "model (it must find nothing).", metavar="NAME")] = None,
     all_: Annotated[bool, typer.Option(
         "--all", help="Hunt every mutation: safety ones with the swarm, liveness ones with "
-        "timed walks of the scenario that exposes them.")] = False,
+        "timed walks of the scenario that exposes them (statistics ones break no property: "
+        "`kraftwalk compare` shows them).")] = False,
     seeds: Annotated[int, typer.Option(
         "--seeds", parser=opts.bounded(int, 1, 1000), metavar="N", help="How many master seeds to hunt with: --first-seed, "
         "--first-seed + 1, ... (a count, unlike swarm's --seed, which is one seed).")] = 5,
@@ -57,10 +58,17 @@ def hunt(
 
     names = list(mutation or [])
     if all_:
-        names += list(MUTATIONS)
+        names += [m.name for m in MUTATIONS.values() if m.kind != "statistics"]
     if not names:
         fail("give --mutation NAME (repeatable) or --all")
     names = list(dict.fromkeys(names))
+    for n in names:
+        if n in MUTATIONS and MUTATIONS[n].kind == "statistics":
+            m = MUTATIONS[n]
+            fail(f"--mutation {n} breaks no property (a statistics bug): compare its walks "
+                 f"with the correct model's instead: kraftwalk elect --scenario {m.scenario} "
+                 f"--out a; kraftwalk elect --scenario {m.scenario} --mutation {n} --out b; "
+                 "kraftwalk compare a b")
     modes = list(dict.fromkeys(weights or ["swarm"]))
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name in (".", ".."):
         fail(f"--name {name!r} must be a plain file name stem: letters, digits, '.', '_', '-'")

@@ -49,6 +49,8 @@ METRICS = (
     Metric("lost_elections", "lost elections per walk", "mean", ""),
     Metric("failed_pre_votes", "failed pre-votes per walk", "mean", ""),
     Metric("leader_losses", "leader losses per walk", "mean", ""),
+    Metric("caught_up_us", "time to catch up, mean", "mean", "ms"),
+    Metric("caught_up_us", "time to catch up, p99", "p99", "ms"),
     Metric("violation", "walks with a liveness or safety violation", "share", "% of walks"),
 )
 COLUMNS = sorted({m.column for m in METRICS})

@@ -49,14 +49,6 @@ DIFFERENCES: tuple[Difference, ...] = (
         "apart",
         "coverage"),
     Difference(
-        "resigned_removed_leader_timer",
-        "ResignedState always has an election timer: on expiry, Unattached of the next "
-        "epoch",
-        "in timed walks a leader that removed itself and resigned gets no timer (only "
-        "voters have election timers) and stays Resigned; the untimed swarm times it out",
-        "timed walks have no voter changes today",
-        "timing"),
-    Difference(
         "snapshots_kept",
         "KafkaRaftLog keeps every snapshot it took until the log start passes it "
         "(deleteBeforeSnapshot), and serves a FetchSnapshot for any of them",

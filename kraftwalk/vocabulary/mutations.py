@@ -17,9 +17,9 @@ LAST_BIT = 62  # the mask is a signed 64-bit literal
 @dataclass(frozen=True)
 class Mutation:
     name: str
-    kind: str          # "safety" or "liveness"
+    kind: str          # "safety", "liveness" or "statistics" (a worse statistic, no violation)
     description: str
-    scenario: str = ""  # liveness: the timed scenario (kernels.timing) that exposes it
+    scenario: str = ""  # liveness, statistics: the timed scenario that exposes it
     needs: tuple = ()   # features it breaks, which must be on: ("snapshots",), ("reconfig",), ("disk_loss",)
     jira: str = ""      # Kafka's own bug, where it had this one
     fixed_in: str = ""  # the first Kafka release with the fix (every earlier KRaft had it)
@@ -87,6 +87,13 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
              "leading: cut off from a majority of the new voter set, it never resigns "
              "(CutOffLeaderResigns)", "leader-removed",
              needs=("reconfig",), jira="KAFKA-16531", fixed_in="3.9.0"),
+    Mutation("park-diverging-fetch", "statistics",
+             "the leader holds a Fetch whose answer is a diverging epoch in its fetch "
+             "purgatory, as it holds one with nothing new, instead of answering it at "
+             "once: a follower with a log to truncate waits up to the fetch max wait (or "
+             "until the leader's log end passes its offset) to learn it, so it catches up "
+             "later (a statistics bug: `kraftwalk compare` over the same walks)",
+             "leader-crash", jira="KAFKA-15100", fixed_in="3.5.2"),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)

@@ -19,7 +19,7 @@ from kraftwalk.kernels.state.clock import (
 )
 from kraftwalk.kernels.state.layout import (
     CANDIDATE, EPOCH, FOLLOWER, F_DST, F_SRC, F_TYPE, HW, INTENT, INTENT_ARG, LEADER, LINKS,
-    PROSPECTIVE, ROLE, S_STEPS, UP, VOTERS, VOTERS_AT, VOTER_COUNT, VOTE_REQUEST, V_INVARIANT,
+    N_MSGS, PROSPECTIVE, ROLE, S_STEPS, UP, VOTERS, VOTERS_AT, VOTER_COUNT, VOTE_REQUEST, V_INVARIANT,
 )
 from kraftwalk.kernels.properties.liveness import (
     CUT_OFF_LEADER_RESIGNS, HEALED_CLUSTER_RECOVERS, PRE_VOTE_ISOLATED_NEVER_CANDIDATE,
@@ -257,6 +257,35 @@ def test_removed_voter_stays_quiet(sender, voters_at, raised, fires):
         w.node[EPOCH, 0] = 5
     check_removed_quiet(w, c, 0, s, 4, F_TIMED)
     assert w.scal[V_INVARIANT] == (REMOVED_VOTER_STAYS_QUIET + 1 if fires else 0)
+
+
+@pytest.mark.parametrize("offset, last_epoch, mutated, parks", [
+    (2, 1, False, True),    # at the leader's log end: nothing new, held
+    (3, 1, False, False),   # past what epoch 1 holds there: a diverging epoch, answered
+    (3, 1, True, True),     # ... unless KAFKA-15100's bug holds it too
+    (1, 1, True, False),    # records to send: answered, bug or not
+])
+def test_leader_holds_only_a_fetch_with_nothing_to_answer(offset, last_epoch, mutated, parks):
+    from kraftwalk.kernels.drivers.timed import should_park
+    from kraftwalk.kernels.features import MUT_PARK_DIVERGING_FETCH
+    from kraftwalk.kernels.state.layout import (
+        ENTRY_EPOCH, FETCH_REQUEST, F_EPOCH, F_FETCH_OFFSET, F_LAST_FETCHED_EPOCH, LOG_END,
+        REPLICA_END,
+    )
+
+    w, c = crafted()
+    w.node[UP, :] = 1
+    w.node[ROLE, 0] = LEADER
+    w.node[EPOCH, 0] = 2
+    w.node[LOG_END, 0] = 2
+    w.log[ENTRY_EPOCH, 0, :2] = 1
+    w.peer[REPLICA_END, 0, 1] = offset
+    m = w.msgs[0]
+    m[F_TYPE], m[F_SRC], m[F_DST], m[F_EPOCH] = FETCH_REQUEST, 1, 0, 2
+    m[F_FETCH_OFFSET], m[F_LAST_FETCHED_EPOCH] = offset, last_epoch
+    w.scal[N_MSGS] = 1
+    features = F_TIMED | (MUT_PARK_DIVERGING_FETCH if mutated else 0)
+    assert should_park(w, c, 0, features) == parks
 
 
 def test_tight_liveness_bound_fires_replicas_catch_up_once_recovery_is_not_checked():

@@ -34,9 +34,10 @@ def test_mutations_are_well_formed():
 
     assert CONFIG_MUTATIONS == MUTATION_NAMES == ("none", *MUTATIONS)
     for m in MUTATIONS.values():
-        assert m.kind in ("safety", "liveness") and m.description, m.name
+        assert m.kind in ("safety", "liveness", "statistics") and m.description, m.name
         assert set(m.needs) <= set(V.RUN_SWITCHES), m.name
         assert (timed_scenario(m.name) in SCENARIOS) == (m.kind == "liveness"), m.name
+        assert (m.scenario in SCENARIOS) == (m.kind != "safety"), m.name
 
 
 def test_a_runs_settings_make_its_mask():
