@@ -57,7 +57,8 @@ rm -rf "$H"
 H=$(mktemp -d)
 kraftwalk hunt --mutation hw-at-epoch-start --mutation restarted-leader-keeps-leading \
     --mutation no-check-quorum --mutation no-flush-after-append \
-    --mutation observer-skips-flush --mutation non-voter-candidate --seeds 5 \
+    --mutation observer-skips-flush --mutation non-voter-candidate \
+    --mutation check-quorum-counts-leader --seeds 5 \
     --duration 30 --out "$H" --name hunt-kafka-bugs
 mv "$H/hunt-kafka-bugs.md" "$H/hunt-kafka-bugs.parquet" "$R/"
 rm -rf "$H"
@@ -67,6 +68,14 @@ E=$(mktemp -d)
     --observers 0 --walks 4000 --out r > /dev/null && kraftwalk compare r --by kafka --out compare > /dev/null)
 cp "$E/compare/compare.md" "$R/compare-kafka-18345.md"
 cp "$E/compare/compare.png" "$R/compare-kafka-18345.png"
+rm -rf "$E"
+# Another (KAFKA-15100): the mutation against the correct model over the same walks.
+E=$(mktemp -d)
+(cd "$E" && kraftwalk elect --scenario leader-crash --voters 3 --walks 4000 --out a > /dev/null \
+    && kraftwalk elect --scenario leader-crash --voters 3 --walks 4000 \
+    --mutation park-diverging-fetch --out b > /dev/null && kraftwalk compare a b --out compare > /dev/null)
+cp "$E/compare/compare.md" "$R/compare-kafka-15100.md"
+cp "$E/compare/compare.png" "$R/compare-kafka-15100.png"
 rm -rf "$E"
 # A liveness bug's cost, with the property that would stop its walks off.
 E=$(mktemp -d)
