@@ -90,7 +90,7 @@ kraftwalk hunt --mutation none --seeds 1 --duration 600 --out "$R" --name hunt-c
 # ... under every release whose swarm walks differ, every feature on, 10 minutes each:
 # nothing but the settled findings of results/findings/.
 python experiments/correct_model.py --seconds 600 --out "$R"
-# ... and its timed walks: every release, every scenario, every property (5 minutes).
+# ... and its timed walks: every release, every scenario, every property (8 minutes).
 python experiments/correct_liveness.py --out "$R"
 
 # A real shrunk trace.
