@@ -71,9 +71,10 @@ cp "$E/compare/compare.png" "$R/compare-kafka-18345.png"
 rm -rf "$E"
 # Another (KAFKA-15100): the mutation against the correct model over the same walks.
 E=$(mktemp -d)
-(cd "$E" && kraftwalk elect --scenario leader-crash --voters 3 --walks 4000 --out a > /dev/null \
-    && kraftwalk elect --scenario leader-crash --voters 3 --walks 4000 \
-    --mutation park-diverging-fetch --out b > /dev/null && kraftwalk compare a b --out compare > /dev/null)
+(cd "$E" && kraftwalk elect --kafka 4.0 --scenario leader-isolated --voters 3 --walks 4000 \
+    --out a > /dev/null && kraftwalk elect --kafka 4.0 --scenario leader-isolated --voters 3 \
+    --walks 4000 --mutation park-diverging-fetch --out b > /dev/null \
+    && kraftwalk compare a b --out compare > /dev/null)
 cp "$E/compare/compare.md" "$R/compare-kafka-15100.md"
 cp "$E/compare/compare.png" "$R/compare-kafka-15100.png"
 rm -rf "$E"

@@ -65,10 +65,10 @@ def hunt(
     for n in names:
         if n in MUTATIONS and MUTATIONS[n].kind == "statistics":
             m = MUTATIONS[n]
+            cell = f"--scenario {m.scenario}" + (f" --kafka {m.release}" if m.release else "")
             fail(f"--mutation {n} breaks no property (a statistics bug): compare its walks "
-                 f"with the correct model's instead: kraftwalk elect --scenario {m.scenario} "
-                 f"--out a; kraftwalk elect --scenario {m.scenario} --mutation {n} --out b; "
-                 "kraftwalk compare a b")
+                 f"with the correct model's instead: kraftwalk elect {cell} --out a; "
+                 f"kraftwalk elect {cell} --mutation {n} --out b; kraftwalk compare a b")
     modes = list(dict.fromkeys(weights or ["swarm"]))
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name in (".", ".."):
         fail(f"--name {name!r} must be a plain file name stem: letters, digits, '.', '_', '-'")

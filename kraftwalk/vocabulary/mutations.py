@@ -23,6 +23,7 @@ class Mutation:
     needs: tuple = ()   # features it breaks, which must be on: ("snapshots",), ("reconfig",), ("disk_loss",)
     jira: str = ""      # Kafka's own bug, where it had this one
     fixed_in: str = ""  # the first Kafka release with the fix (every earlier KRaft had it)
+    release: str = ""   # the newest release it shows on, where a later one hides it
 
 
 MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
@@ -92,8 +93,10 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
              "purgatory, as it holds one with nothing new, instead of answering it at "
              "once: a follower with a log to truncate waits up to the fetch max wait (or "
              "until the leader's log end passes its offset) to learn it, so it catches up "
-             "later (a statistics bug: `kraftwalk compare` over the same walks)",
-             "leader-crash", jira="KAFKA-15100", fixed_in="3.5.2"),
+             "later (a statistics bug: `kraftwalk compare` over the same walks). From 4.1 "
+             "a Fetch from a follower behind the leader's high watermark is answered at "
+             "once (KAFKA-14145), as such a follower is, which hides it: it shows on 4.0",
+             "leader-isolated", jira="KAFKA-15100", fixed_in="3.5.2", release="4.0"),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)

@@ -288,6 +288,21 @@ def test_leader_holds_only_a_fetch_with_nothing_to_answer(offset, last_epoch, mu
     assert should_park(w, c, 0, features) == parks
 
 
+def test_park_diverging_fetch_slows_the_catch_up_on_4_0():
+    """KAFKA-15100's bug costs time, not a property: the leader that was isolated has a
+    log to truncate, and holding its diverging Fetch makes it catch up later (on 4.0:
+    from 4.1 its Fetch, behind the leader's HW, is answered at once)."""
+    ecfg = ElectConfig(kafka=("4.0",), voters=(3,), scenario="leader-isolated").for_release("4.0")
+    params, tp_ = timed_params(3, 1, 1_000_000), timing_params(ecfg)
+    col = TS_NAMES.index("caught_up_us")
+    runs = [run_timed_chunk(SEED, 0, 20, params, tp_, timed_features(True, m, "4.0"))
+            for m in ("none", "park-diverging-fetch")]
+    for _, viol, _, _ in runs:
+        assert names_of(viol) == []
+    a, b = (r[2][:, col] for r in runs)
+    assert (a > 0).all() and (b > 0).all() and b.mean() > a.mean() + 50_000
+
+
 def test_tight_liveness_bound_fires_replicas_catch_up_once_recovery_is_not_checked():
     """With HealedClusterRecovers off, a bound too short for anything to catch up
     breaks ReplicasCatchUp: its deadline is a timed event of its own."""
