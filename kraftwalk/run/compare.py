@@ -200,7 +200,8 @@ def _matched(a: pd.DataFrame, b: pd.DataFrame, keys: list[str], label: str) -> l
     if not common:
         raise UsageError("the two sides share no cell (the same cluster size, pre-vote, "
                          "scenario, ...): nothing to compare walk for walk")
-    shown = [n for n in keys if n in ("voters", "pre_vote") or a[n].nunique() > 1
+    shown = [n for n in keys if n in ("kafka", "scenario", "voters", "pre_vote")
+             or a[n].nunique() > 1
              or b[n].nunique() > 1]
     pairs = []
     for k in common:

@@ -42,7 +42,8 @@ def test_a_bug_that_costs_elections_shows_as_differences(folders, tmp_path):
                       env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     assert "walks paired by seed and index" in r.output
-    assert "mutation none -> no-fetch-timer-reset: voters 3, pre-vote on" in r.output
+    assert ("mutation none -> no-fetch-timer-reset: kafka 4.3, voters 3, pre-vote on, "
+            "scenario cold-start") in r.output
     got = rows(r.output)
     # every walk of the mutated side breaks HealthyLeaderKept, none of the other
     a_share, b_share, _, _, _, differs = got["walks with a liveness or safety violation "
@@ -62,7 +63,7 @@ def test_one_folder_split_by_a_setting(folders):
     r = runner.invoke(app, ["compare", str(both), "--by", "pre-vote", "--baseline", "off"],
                       env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
-    assert "pre-vote off -> on: voters 3" in r.output
+    assert "pre-vote off -> on: kafka 4.3, voters 3, scenario cold-start" in r.output
     # pre-vote lets no partitioned voter stand: failed pre-votes appear only with it
     assert "failed pre-votes per walk" in rows(r.output)
 
