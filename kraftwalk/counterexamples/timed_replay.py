@@ -35,9 +35,10 @@ def untimed_config(ecfg, voters: int, pre_vote: bool) -> RunConfig:
     (``ecfg`` of the cell's release: ElectConfig.for_release)."""
     from kraftwalk import kernel_inputs as k
     from kraftwalk.vocabulary.properties import INVARIANT_NAMES
+    from kraftwalk.vocabulary.timing import RECONFIG_SCENARIOS
 
     return make_config(None, kafka=ecfg.release, voters=voters, observers=ecfg.observers,
-                       pre_vote=pre_vote,
+                       pre_vote=pre_vote, reconfig=ecfg.scenario in RECONFIG_SCENARIOS,
                        mutation=ecfg.mutation, log_capacity=k.LOG_CAPACITY,
                        disabled_checks=tuple(n for n in ecfg.disabled_checks
                                              if n in INVARIANT_NAMES),

@@ -111,3 +111,18 @@ def test_shrink_and_replay_shrink_print_the_shrunk_timed_walk(violating_elect):
     r = runner.invoke(app, ["replay", str(violating_elect), "--shrink"], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     assert "random faults; " in r.stdout and "steps with all)" in r.stdout
+
+
+def test_replay_of_a_voter_change_scenario_applies_its_voter_changes(tmp_path):
+    """A timed walk that changes the voter set replays on the untimed relation with
+    voter changes on: the removal happens there too, and the violation is the run's."""
+    out = tmp_path / "r"
+    r = runner.invoke(app, ["elect", "--scenario", "voter-removed", "--kafka", "3.9",
+                            "--voters", "3", "--walks", "2", "--workers", "1",
+                            "--no-fail-on-violation", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["replay", str(out), "--walk", "0"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "remove_voter: leader" in r.stdout and "not enabled" not in r.stdout
+    assert "VIOLATION RemovedVoterStaysQuiet" in r.stdout
+    assert "did not reproduce" not in r.stdout
