@@ -144,7 +144,7 @@ def elect(
             with hold(folder, "elect", "--resume" if resume is not None else "--out"):
                 precompile(elect_variants(cfg), n_workers)  # the variants side by side
                 result = run_elect(cfg, folder, resume=resume is not None,
-                                   advance=lambda n: bar.advance(task, n), on_cell=on_cell)
+                                   advance=lambda n, v: bar.advance(task, n), on_cell=on_cell)
         except RunStopped as stop:
             bar.stop()
             err.print(f"stopped by {stop}: the saved walks are summarized in {folder}; "

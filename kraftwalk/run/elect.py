@@ -185,10 +185,11 @@ class CellSaver:
 
 def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int,
              lay: rundir.Layout, info: dict, record: Callable[[], None],
-             advance: Callable[[int], None] = lambda n: None) -> None:
+             advance: Callable[[int, int], None] = lambda n, v: None) -> None:
     """The walks of one cell from its first unsaved one (``info["walks"]``), saved into
     ``lay`` as they finish; ``info`` (the cell's entry of run.json) counts them, and
-    ``record`` rewrites run.json after each saved part. ``cfg``: of the cell's release."""
+    ``record`` rewrites run.json after each saved part; ``advance(walks, violations)``
+    after each chunk. ``cfg``: of the cell's release."""
     from kraftwalk.kernels.state.clock import TS_NAMES
     from kraftwalk.run.signals import deferred
 
@@ -205,12 +206,13 @@ def run_cell(cfg: ElectConfig, voters: int, pre_vote: bool, workers: int,
             with deferred():  # counted, saved and recorded whole, or not at all
                 saver.add(first, stats, viol, timed)
                 info["events"] = info.get("events", 0) + int(timed[:, col_events].sum())
-                info["violations"] = info.get("violations", 0) + int(np.count_nonzero(viol[:, 0]))
+                bad = int(np.count_nonzero(viol[:, 0]))
+                info["violations"] = info.get("violations", 0) + bad
                 if saver.due() and saver.save():
                     info["walks"] = saver.first
                     info["seconds"] = round(seconds + time.perf_counter() - start, 3)
                     record()
-                advance(len(stats))
+                advance(len(stats), bad)
     except BaseException:
         chunks.close()
         if saver.save():  # stopped or failed: the walks that finished are kept
@@ -324,7 +326,7 @@ def resume_config(folder: str | Path, given: dict) -> ElectConfig:
 
 
 def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
-        advance: Callable[[int], None] = lambda n: None,
+        advance: Callable[[int, int], None] = lambda n, v: None,
         on_cell: Callable[[dict], None] = lambda c: None,
         base: rundir.Layout | None = None) -> dict:
     """Every cell of ``cfg`` into the folder ``out`` (created, and locked, by the
@@ -399,7 +401,7 @@ def run(cfg: ElectConfig, out: Path, *, resume: bool = False,
                              ef.cell_layout(out, k, v, p, base), info, record, advance)
                     record()
                 else:
-                    advance(info["walks"])
+                    advance(info["walks"], info.get("violations", 0))
                 on_cell(info)
     except RunStopped as stop:  # keep the saved walks' summary
         from kraftwalk.run.signals import deferred

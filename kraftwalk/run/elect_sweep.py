@@ -111,12 +111,13 @@ def run_elect_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell=None,
 
     def run_one(cell: Cell, again: bool):
         folder = cell_dir(out, cell)
-        walks = [0]  # this cell's, for the progress display
+        walks = [0, 0]  # this cell's walks and violations, for the progress display
 
-        def advance_by(n: int) -> None:
+        def advance_by(n: int, v: int) -> None:
             walks[0] += n
+            walks[1] += v
             if progress:
-                progress(walks[0], 0, 0)
+                progress(walks[0], 0, walks[1])
 
         try:
             metas[cell.partition] = run_elect(cell.config, folder, resume=again,

@@ -157,3 +157,20 @@ def test_an_elect_sweeps_budget_is_walks(tmp_path):
     r = runner.invoke(app, ["sweep", str(sweep_file(tmp_path, 10)), "--duration", "5",
                             "--out", str(tmp_path / "never")])
     assert r.exit_code == 2 and "an elect sweep's is --walks" in r.stderr, r.output
+
+
+def test_progress_counts_each_cells_violations(tmp_path):
+    """The progress display gets each cell's walks and violations as they come (the
+    sweep's bar showed 0 violations for cells full of them)."""
+    from kraftwalk.run.elect_sweep import run_elect_sweep
+    from kraftwalk.sweep_spec import load_sweep
+
+    last: dict[int, tuple] = {}  # each cell's last progress: (walks, violations)
+    cell = [0]
+    run_elect_sweep(load_sweep(sweep_file(tmp_path, 20)), tmp_path / "s", False,
+                    on_cell=lambda i, n, c, status: cell.__setitem__(0, i),
+                    progress=lambda w, s, v: last.__setitem__(cell[0], (w, v)))
+    assert len(last) == len(CELLS) and all(0 <= v <= w == 20 for w, v in last.values())
+    total = sum(pq.read_metadata(f).num_rows
+                for f in (tmp_path / "s").rglob("violations/**/*.parquet"))
+    assert total > 0 and sum(v for _, v in last.values()) == total
