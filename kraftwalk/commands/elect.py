@@ -40,7 +40,9 @@ def elect(
         "--scenario", metavar="NAME", help="What each walk does: cold-start (all nodes start "
         "at once), leader-crash (steady state, then the leader crashes), leader-isolated "
         "(the leader is cut off from every node), rolling-restart, random-faults (crashes, "
-        "partitions and message-loss bursts, then everything heals) (default: leader-crash).")] = None,
+        "partitions and message-loss bursts, then everything heals), voter-removed (a voter "
+        "cut off is removed, then the cut heals), leader-removed (the leader removes itself "
+        "while too few voters reach it) (default: leader-crash).")] = None,
     profile: Annotated[Optional[str], typer.Option(
         "--profile", metavar="NAME", help="Timing profile: kafka (Kafka's defaults and the "
         "release's timing rules), ongaro "
