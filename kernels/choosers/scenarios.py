@@ -8,8 +8,9 @@ later, ``leader-isolated`` cuts it off from every node and heals the cut later,
 ``rolling-restart`` crashes and restarts each voter in turn, ``random-faults``
 crashes nodes and cuts links at random for a fault phase, then heals everything.
 Two change the voter set (their walks run with voter changes on): ``voter-removed``
-crashes a follower, has the leader remove it, and restarts it with a log that still
-names it a voter (KAFKA-17030's removed voter); ``leader-removed`` splits the leader
+cuts a follower off from every node, has the leader remove it, and heals the cut later
+(a removed voter whose log still names it a voter: Raft's disruptive removed server);
+``leader-removed`` splits the leader
 from all but (voters - 1) // 2 of the other voters, too few to commit a new voter set
 without it, has the leader remove itself, and heals the split later (KAFKA-16531's
 leader outside its voter set).
