@@ -41,6 +41,7 @@ from ..state.layout import (
 )
 from ..properties.liveness import caught_up, leader_known, recovered, track_reachability
 from ..state.rng import rand_below
+from .swarm import nth_set_bit
 from .timed_step import enter_role, follower_timeout, poll_time, timed_act
 from kraftwalk.vocabulary.timing import (
     LAT_FIXED, LAT_UNIFORM, SC_COLD_START, SC_LEADER_CRASH, SC_LEADER_ISOLATED,
@@ -169,8 +170,9 @@ def trigger(w, c, trace, features):
     elif sc == SC_ROLLING_RESTART:
         crash_next_voter(w, c, trace, features)
     elif sc == SC_VOTER_REMOVED and ld >= 0:
-        v = first_bit(other_voters_from(w, c, ld, 1))
-        if v >= 0:
+        picked = other_voters_from(w, c, ld, 1)
+        if picked != 0:
+            v = nth_set_bit(picked, 0)
             timed_act(w, c, FAM_PARTITION, 0, v, trace, features)
             timed_act(w, c, FAM_REMOVE_VOTER, ld, v, trace, features)
             c.t[HEAL_AT] = now + np.int64(c.tp[TP_ISOLATION])
@@ -212,14 +214,6 @@ def other_voters_from(w, c, ld, k):
             mask |= np.int64(1) << j
             k -= 1
     return mask
-
-
-@kernel
-def first_bit(mask):
-    for j in range(64):
-        if (mask >> j) & 1:
-            return j
-    return -1
 
 
 @kernel

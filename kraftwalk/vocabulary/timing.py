@@ -46,8 +46,8 @@ SC_LEADER_CRASH = 1     # steady state, then the leader crashes
 SC_LEADER_ISOLATED = 2  # steady state, then the leader is cut off from every node
 SC_ROLLING_RESTART = 3  # steady state, then each voter in turn is crashed and restarted
 SC_RANDOM_FAULTS = 4    # crashes, partitions, loss bursts for a fault phase; then all heals
-SC_VOTER_REMOVED = 5    # steady state, then a follower crashes, the leader removes it, and
-                        # it restarts with a log that still names it a voter
+SC_VOTER_REMOVED = 5    # steady state, then a follower is cut off, the leader removes it, and
+                        # the cut heals: its log still names it a voter
 SC_LEADER_REMOVED = 6   # steady state, then the leader removes itself while too few of the
                         # other voters reach it to commit the removal; the cut heals later
 SCENARIO_NAMES = ("cold-start", "leader-crash", "leader-isolated", "rolling-restart",
@@ -195,7 +195,7 @@ TIMING = {
         "a crashed node restarts after this long (random-faults: exponential, this mean)"),
     TP_ISOLATION: Timing(
         "isolation_ms", 10000.0, "(experiment)",
-        "leader-isolated, leader-removed: the cut heals after this"),
+        "leader-isolated, voter-removed, leader-removed: the cut heals after this"),
     TP_FAULT_PHASE: Timing(
         "fault_phase_ms", 30000.0, "(experiment)",
         "random-faults: faults happen for this long, then everything heals"),
