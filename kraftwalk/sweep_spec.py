@@ -45,6 +45,7 @@ from kraftwalk.config import (
     FIELD_NAMES, KEY_ALIASES, RunConfig, _toml_value, option_name, read_toml,
 )
 from kraftwalk.errors import UsageError
+from kraftwalk.vocabulary.mutations import statistics_refusal
 
 COMMANDS = ("swarm", "elect")
 # Settings a grid may not vary: they change where or how walks run, never what a walk
@@ -86,6 +87,10 @@ class SweepSpec:
             try:
                 cfg = (elect_cell(self.base, values) if self.command == "elect" else
                        RunConfig(**{**self.base, **values}))
+                refusal = (None if self.command == "elect" else
+                           statistics_refusal(cfg.mutation, "a swarm sweep"))
+                if refusal:
+                    raise UsageError(refusal)
             except UsageError as e:
                 raise UsageError(f"sweep cell {partition_of(values) or '(the only one)'}: {e}"
                                  ) from None

@@ -63,6 +63,9 @@ def test_options_given_to_the_command_join_the_base():
                                     "got 10"),
     ({"partition_weight": [-1.0]}, None, {}, "cell partition_weight=-1.0: --partition-weight"),
     ({"voters": [3]}, {"out": "x"}, {}, "the sweep folder is given by kraftwalk sweep --out"),
+    ({"mutation": ["none", "park-diverging-fetch"]}, None, {},
+     "cell mutation=park-diverging-fetch: --mutation park-diverging-fetch is a statistics "
+     "bug, which breaks no property and which a swarm sweep cannot show"),
     ({"voters": list(range(1, 10)), "depth": list(range(1, 1200))}, None, {},
      "at most 10,000 are allowed"),
 ])

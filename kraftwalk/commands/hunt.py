@@ -54,7 +54,7 @@ def hunt(
 ) -> None:
     """Run the swarm until the first violation, per mutation and seed; report the
     walks, steps and seconds it took (median and range) and the invariant that caught it."""
-    from kraftwalk.vocabulary.mutations import MUTATIONS
+    from kraftwalk.vocabulary.mutations import MUTATIONS, statistics_refusal
 
     names = list(mutation or [])
     if all_:
@@ -63,12 +63,9 @@ def hunt(
         fail("give --mutation NAME (repeatable) or --all")
     names = list(dict.fromkeys(names))
     for n in names:
-        if n in MUTATIONS and MUTATIONS[n].kind == "statistics":
-            m = MUTATIONS[n]
-            cell = f"--scenario {m.scenario}" + (f" --kafka {m.release}" if m.release else "")
-            fail(f"--mutation {n} breaks no property (a statistics bug): compare its walks "
-                 f"with the correct model's instead: kraftwalk elect {cell} --out a; "
-                 f"kraftwalk elect {cell} --mutation {n} --out b; kraftwalk compare a b")
+        refusal = statistics_refusal(n, "hunt")
+        if refusal:
+            fail(refusal)
     modes = list(dict.fromkeys(weights or ["swarm"]))
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name) or name in (".", ".."):
         fail(f"--name {name!r} must be a plain file name stem: letters, digits, '.', '_', '-'")

@@ -21,6 +21,7 @@ from kraftwalk.config import RUNS_DIR, RunConfig, make_config
 from kraftwalk.errors import RunStopped
 from kraftwalk.storage.paths import check_output_dir
 from kraftwalk.vocabulary.properties import TARGET_NAMES
+from kraftwalk.vocabulary.mutations import statistics_refusal
 
 
 def print_summary(result: Mapping[str, Any], console: Console) -> None:
@@ -127,6 +128,9 @@ def swarm(
         cfg = resume_config(resume, values)
     else:
         cfg = make_config(config, **values)
+        refusal = statistics_refusal(cfg.mutation, "swarm")
+        if refusal:
+            fail(refusal)
         check_output_dir(cfg.out or RUNS_DIR, "--out")
     for name in require or ():
         if name not in TARGET_NAMES:

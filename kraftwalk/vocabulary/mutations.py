@@ -111,6 +111,21 @@ def timed_scenario(name: str) -> str | None:
     return m.scenario if m is not None and m.kind == "liveness" else None
 
 
+def statistics_refusal(name: str, where: str) -> str | None:
+    """Why ``where`` (a command) cannot run a statistics mutation, with the commands that
+    show it; None for every other mutation. Such a bug breaks no property, and only timed
+    walks have what it changes (the fetch purgatory), so it shows only as a worse statistic
+    of elect's walks against the correct model's."""
+    m = MUTATIONS.get(name)
+    if m is None or m.kind != "statistics":
+        return None
+    cell = f"--scenario {m.scenario}" + (f" --kafka {m.release}" if m.release else "")
+    return (f"--mutation {name} is a statistics bug, which breaks no property and which "
+            f"{where} cannot show; compare timed walks with and without it: kraftwalk elect "
+            f"{cell} --out a; kraftwalk elect {cell} --mutation {name} --out b; "
+            f"kraftwalk compare a b")
+
+
 def mutation_needs(name: str) -> tuple:
     """The features a mutation breaks (they must be on to run it); () for unknown names."""
     m = MUTATIONS.get(name)

@@ -136,6 +136,8 @@ def test_output_file_folders_are_created(run_dir, tmp_path):
     (["hunt", "--all", "--seeds", "0"], ["--seeds", "got 0"]),
     (["hunt", "--all", "--first-seed", "-3"], ["--first-seed", "got -3"]),
     (["hunt", "--mutation", "park-diverging-fetch"], ["park-diverging-fetch", "statistics bug", "kraftwalk compare"]),
+    (["swarm", "--mutation", "park-diverging-fetch"],
+     ["park-diverging-fetch", "statistics bug", "swarm cannot show", "kraftwalk compare"]),
     (["hunt", "--all", "--duration", "0"], ["--duration", "got 0"]),
     (["hunt", "--all", "--budget", "x"], ["--budget", "'x' is not a number"]),
     (["swarm", "--kafka", "5.0"], ["--kafka '5.0'", "known: 3.9, 3.9.1, 3.9.2, 4.0"]),
