@@ -1,6 +1,8 @@
 """The unmutated model hunted under every release whose swarm walks differ, every
 feature on: how many walks and steps each checked in its budget, and every violation
-by invariant. Only the settled findings in results/findings/ may appear.
+by invariant. Only the settled findings in results/findings/ may appear: every violating
+walk is replayed and matched against them (kraftwalk.counterexamples.findings), and the
+table says how many each explains and how many nothing explains.
 
     python experiments/correct_model.py [--seconds 600] [--kafka 3.9 --kafka 3.9.1 ...]
         [--out results] [--name correct-model]
@@ -29,18 +31,39 @@ def hunt(kafka: str, seconds: float, where: Path) -> dict:
     run = json.loads((out / "run.json").read_text())
     return {"kafka": kafka, "walks": run["walks"], "steps": run["steps"],
             "violations": run["violations"], "by_invariant": run["violations_by_invariant"],
-            "versions": run["versions"]}
+            "explained": explain_walks(out), "versions": run["versions"]}
+
+
+def explain_walks(run_dir: Path) -> dict:
+    """Every violating walk of the run replayed and matched against the settled findings:
+    finding name (or "unexplained") -> the walks it covers."""
+    from kraftwalk.counterexamples.findings import explain
+    from kraftwalk.counterexamples.replay import load_run, record, walk_states
+    from kraftwalk.storage import rundir
+
+    if not rundir.has_dataset(run_dir, rundir.VIOLATIONS):
+        return {}
+    cfg = load_run(run_dir)
+    walks = rundir.read_dataset(run_dir, rundir.VIOLATIONS, columns=["walk"]).column("walk")
+    found: dict = {}
+    for walk in sorted(set(walks.to_pylist())):
+        finding = explain(*walk_states(record(cfg, walk)))
+        found.setdefault(finding.name if finding else "unexplained", []).append(walk)
+    return found
 
 
 def render(rows: list[dict], seconds: float) -> str:
     from kraftwalk.storage.provenance import made_by
 
-    lines = ["| Kafka | walks | steps checked | violations | by invariant |",
-             "|---|---|---|---|---|"]
+    lines = ["| Kafka | walks | steps checked | violations | by invariant | replayed: "
+             "explained by | unexplained |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         by = ", ".join(f"{k} {v:,}" for k, v in sorted(r["by_invariant"].items())) or "-"
+        ex = r["explained"]
+        known = ", ".join(f"`{k}` {len(v):,}" for k, v in sorted(ex.items())
+                          if k != "unexplained") or "-"
         lines.append(f"| {r['kafka']} | {r['walks']:,} | {r['steps']:,} | {r['violations']:,} "
-                     f"| {by} |")
+                     f"| {by} | {known} | {len(ex.get('unexplained', [])):,} |")
     lines.append("")
     lines.append(f"`kraftwalk swarm --kafka K {' '.join(FEATURES)} --duration {seconds:g}` "
                  f"(3 voters + 1 observer, swarm weights, seed 0); made by "
@@ -62,8 +85,10 @@ def main() -> None:
         rows = []
         for k in releases:
             rows.append(hunt(k, a.seconds, Path(tmp)))
-            print(f"Kafka {k}: {rows[-1]['walks']:,} walks, {rows[-1]['violations']} "
-                  f"violations {rows[-1]['by_invariant']}", file=sys.stderr)
+            r = rows[-1]
+            print(f"Kafka {k}: {r['walks']:,} walks, {r['violations']} violations "
+                  f"{r['by_invariant']}, explained {({n: len(w) for n, w in r['explained'].items()})}",
+                  file=sys.stderr)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{a.name}.md").write_text(render(rows, a.seconds))

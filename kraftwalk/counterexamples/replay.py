@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kraftwalk.config import RunConfig, load_config, make_config
 from kraftwalk.counterexamples.counterexample import Trace, violation_info
+from kraftwalk.counterexamples.findings import explain
 from kraftwalk.errors import RunError, UsageError
 from kraftwalk.vocabulary.properties import MEANING, TARGET_NAMES
 
@@ -483,6 +484,11 @@ def render(trace: Trace) -> list[tuple[str, str]]:
             style = "bold red" if i in (v.node_a, v.node_b) else ""
             lines.append((style, "  " + node_line(i, node, cfg.voters)))
         lines.append(("", f"  committed log: {entries_text(after['committed'])}"))
+        known = explain(steps, v)
+        if known is not None:
+            lines.append(("bold yellow", f"known finding {known.name} ({known.jira}): "
+                                         f"{known.summary}; written up in kraftwalk's "
+                                         f"results/findings/{known.name}.md"))
         ref = steps[-1].reference_violation
         if ref is None or (ref.invariant, ref.step) != (v.invariant, v.step):
             lines.append(("bold red", "the reference model did not reproduce the kernel's "
