@@ -38,7 +38,8 @@ def bench(
         f"(default: a new {RUNS_DIR}/bench-<time>/; --report: old name).")] = None,
     timed_only: Annotated[bool, typer.Option(
         "--timed-only", help="Measure only the timed mode (checked events/s per core, "
-        "walks/s, bytes per walk, JIT) into bench-timed.json and bench-timed.md.")] = False,
+        "walks/s, bytes per walk, warm start; with --cold the compile too) into "
+        "bench-timed.json and bench-timed.md.")] = False,
 ) -> None:
     """Measure throughput, memory and JIT time on this machine (the README's figures),
     untimed and timed."""
@@ -51,7 +52,8 @@ def bench(
     if timed_only:
         from kraftwalk.run.bench import measure_timed, render_timed_markdown
 
-        res = measure_timed(cfg, seconds, log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
+        res = measure_timed(cfg, seconds, cold=cold,
+                            log=lambda msg: err.print(f"[dim]{escape(msg)}[/]"))
         j, md = write_report(res, report, "bench-timed", render_timed_markdown)
         Console().print(render_timed_markdown(res))
         Console().print(f"written: {j}, {md}")
