@@ -1,6 +1,8 @@
 """Where a result came from: the kraftwalk version, the commit of the checkout it ran
-from (with ``-dirty`` when tracked files other than the results differ from it: a
-script that regenerates results/ writes there as it goes; none for an installed copy),
+from (with ``-dirty`` when tracked files other than the results and the pages differ
+from it: a script that regenerates results/ writes there as it goes, and
+experiments/update_readme.py copies them into README.md and docs/; none for an
+installed copy),
 and the hash of the kernel sources (what the walks are made of, the same hash that
 names the kernels' Numba cache). run.json, bench.json and the Markdown tables that the
 commands write record it, so a figure can be traced to the code that made it."""
@@ -16,7 +18,8 @@ from kraftwalk import __version__
 @functools.lru_cache(maxsize=None)
 def commit(here: Path | None = None) -> str | None:
     """The commit of the checkout at ``here`` (default: this kraftwalk's), 12 hex digits,
-    ``-dirty`` with local changes outside results/; None where there is no git."""
+    ``-dirty`` with local changes outside results/, README.md and docs/ (none of which
+    a walk is made of); None where there is no git."""
     here = here or Path(__file__).resolve().parents[2]
     try:
         rev = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"],
@@ -24,7 +27,8 @@ def commit(here: Path | None = None) -> str | None:
         if rev.returncode != 0:
             return None
         dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
-                                "--untracked-files=no", "--", ".", ":(exclude)results"],
+                                "--untracked-files=no", "--", ".", ":(exclude)results",
+                                ":(exclude)README.md", ":(exclude)docs"],
                                capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None  # no git here

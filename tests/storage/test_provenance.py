@@ -38,18 +38,23 @@ def test_run_json_and_hunt_tables_record_it(tmp_path):
 
 
 def test_dirty_means_code_not_results(tmp_path):
-    """A script that regenerates results/ writes there as it goes: the results it makes
-    after the first must not call their own checkout dirty; a changed source file does."""
+    """A script that regenerates results/ writes there as it goes, and copies them into
+    the pages (README.md, docs/): the results it makes after the first must not call
+    their own checkout dirty; a changed source file does."""
     def git(*args):
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
 
     git("init", "-q")
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "table.md").write_text("old\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text("old\n")
+    (tmp_path / "README.md").write_text("old\n")
     (tmp_path / "code.py").write_text("x = 1\n")
     git("add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "c")
-    (tmp_path / "results" / "table.md").write_text("new\n")
+    for page in ("results/table.md", "docs/page.md", "README.md"):
+        (tmp_path / page).write_text("new\n")
     assert re.fullmatch(r"[0-9a-f]{12}", commit(tmp_path))
     (tmp_path / "code.py").write_text("x = 2\n")
     commit.cache_clear()
