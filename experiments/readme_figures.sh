@@ -176,90 +176,59 @@ memory() {
     python experiments/memory.py --append --sweep experiments/sweep-many-cells.toml --out "$R"
 }
 
+speed_into() {
+    # compare_speed.py's two files as results/NAME.md and results/NAME.json.
+    local name=$1 T
+    shift
+    T=$(mktemp -d)
+    python experiments/compare_speed.py "$@" --out "$T"
+    mv "$T/compare-speed.md" "$R/$name.md"
+    mv "$T/compare-speed.json" "$R/$name.json"
+    rm -rf "$T"
+}
+
 speed_history() {
     # Resume and coverage against the checkout before them: a side-by-side speed ratio.
     python experiments/compare_speed.py --old 1e54cdc --rounds 7 --out "$R"
     # The transition/chooser split of the kernels against its parent commit.
-    T2=$(mktemp -d)
-    python experiments/compare_speed.py --old 1fc21b82e8096a753beff6191a2aa110804f8eb3 --rounds 7 \
-        --out "$T2"
-    mv "$T2/compare-speed.md" "$R/compare-speed-transition.md"
-    mv "$T2/compare-speed.json" "$R/compare-speed-transition.json"
-    rm -rf "$T2"
+    speed_into compare-speed-transition --old 1fc21b82e8096a753beff6191a2aa110804f8eb3 --rounds 7
     # Timer intents in the handlers (the timed mode's seam) against the checkout before them.
-    T3=$(mktemp -d)
-    python experiments/compare_speed.py --old 00d015a --rounds 5 --out "$T3"
-    mv "$T3/compare-speed.md" "$R/compare-speed-intents.md"
-    mv "$T3/compare-speed.json" "$R/compare-speed-intents.json"
-    rm -rf "$T3"
+    speed_into compare-speed-intents --old 00d015a --rounds 5
     # Snapshots and voter changes (issue 10) against the checkout before them (the md's
     # caption and its "new" name were written by hand).
-    T4=$(mktemp -d)
-    python experiments/compare_speed.py --old 6731bea --rounds 3 --out "$T4"
-    mv "$T4/compare-speed.md" "$R/compare-speed-issue10.md"
-    mv "$T4/compare-speed.json" "$R/compare-speed-issue10.json"
-    rm -rf "$T4"
+    speed_into compare-speed-issue10 --old 6731bea --rounds 3
     # Compile time (issue 11): against the kernels before its compile levers (77253bf) and
     # against the checkout the speed issue started from (1e54cdc).
-    T5=$(mktemp -d)
-    python experiments/compare_speed.py --old 77253bf --rounds 3 --out "$T5"
-    mv "$T5/compare-speed.md" "$R/compare-speed-compile.md"
-    mv "$T5/compare-speed.json" "$R/compare-speed-compile.json"
-    python experiments/compare_speed.py --old 1e54cdc --walks 200000 --rounds 3 --out "$T5"
-    mv "$T5/compare-speed.md" "$R/compare-speed-issue11.md"
-    mv "$T5/compare-speed.json" "$R/compare-speed-issue11.json"
+    speed_into compare-speed-compile --old 77253bf --rounds 3
+    speed_into compare-speed-issue11 --old 1e54cdc --walks 200000 --rounds 3
     # Every kernel optimized once in its entry point, the step inlined (against 45ae600);
     # every feature on against the first checkout with all three (24a9e32); the timed mode
     # against its first version with a bench (50142cc).
-    python experiments/compare_speed.py --old 45ae600 --walks 200000 --rounds 3 --out "$T5"
-    mv "$T5/compare-speed.md" "$R/compare-speed-link.md"
-    mv "$T5/compare-speed.json" "$R/compare-speed-link.json"
+    speed_into compare-speed-link --old 45ae600 --walks 200000 --rounds 3
     # One compile per kernel for plain argument types (against 93b39c6).
-    python experiments/compare_speed.py --old 93b39c6 --walks 200000 --rounds 3 --out "$T5"
-    mv "$T5/compare-speed.md" "$R/compare-speed-plain.md"
-    mv "$T5/compare-speed.json" "$R/compare-speed-plain.json"
-    python experiments/compare_speed.py --old 24a9e32 --walks 200000 --rounds 3 \
-        --extra "--snapshots --reconfig --disk-loss" --out "$T5"
-    mv "$T5/compare-speed.md" "$R/compare-speed-features-first.md"
-    mv "$T5/compare-speed.json" "$R/compare-speed-features-first.json"
-    python experiments/compare_speed.py --old 50142cc --timed --rounds 3 --out "$T5"
-    mv "$T5/compare-speed.md" "$R/compare-speed-timed-first.md"
-    mv "$T5/compare-speed.json" "$R/compare-speed-timed-first.json"
+    speed_into compare-speed-plain --old 93b39c6 --walks 200000 --rounds 3
+    speed_into compare-speed-features-first --old 24a9e32 --walks 200000 --rounds 3 \
+        --extra "--snapshots --reconfig --disk-loss"
+    speed_into compare-speed-timed-first --old 50142cc --timed --rounds 3
     # The walk by reference and the folded feature switches against the kernels before
     # them (f8e5c92): default config, every feature on, and the timed mode.
-    python experiments/compare_speed.py --old f8e5c92 --rounds 3 --out "$T5"
-    mv "$T5/compare-speed.md" "$R/compare-speed-bundle.md"
-    mv "$T5/compare-speed.json" "$R/compare-speed-bundle.json"
-    python experiments/compare_speed.py --old f8e5c92 --rounds 3 \
-        --extra "--snapshots --reconfig --disk-loss" --out "$T5"
-    mv "$T5/compare-speed.md" "$R/compare-speed-bundle-features.md"
-    mv "$T5/compare-speed.json" "$R/compare-speed-bundle-features.json"
-    python experiments/compare_speed.py --old f8e5c92 --timed --rounds 4 --out "$T5"
-    mv "$T5/compare-speed.md" "$R/compare-speed-timed.md"
-    mv "$T5/compare-speed.json" "$R/compare-speed-timed.json"
-    rm -rf "$T5"
+    speed_into compare-speed-bundle --old f8e5c92 --rounds 3
+    speed_into compare-speed-bundle-features --old f8e5c92 --rounds 3 \
+        --extra "--snapshots --reconfig --disk-loss"
+    speed_into compare-speed-timed --old f8e5c92 --timed --rounds 4
     # The Numba hooks made optional and scoped (plain-Numba fall-back) against the checkout
     # before; plain Numba against the hooks in one checkout; the pinned Numba range's ends.
-    T6=$(mktemp -d)
-    python experiments/compare_speed.py --old e7a0650 --walks 200000 --rounds 3 --out "$T6"
-    mv "$T6/compare-speed.md" "$R/compare-speed-issue26.md"
-    mv "$T6/compare-speed.json" "$R/compare-speed-issue26.json"
-    python experiments/compare_speed.py --old HEAD --old-env KRAFTWALK_PLAIN_NUMBA=1 --walks 60000 \
-        --rounds 3 --out "$T6"
-    mv "$T6/compare-speed.md" "$R/numba-plain-mode.md"
-    mv "$T6/compare-speed.json" "$R/numba-plain-mode.json"
-    rm -rf "$T6"
+    speed_into compare-speed-issue26 --old e7a0650 --walks 200000 --rounds 3
+    speed_into numba-plain-mode --old HEAD --old-env KRAFTWALK_PLAIN_NUMBA=1 --walks 60000 \
+        --rounds 3
     python experiments/numba_range.py 0.61.2 0.68.1 --out "$R"
     # The vocabulary registries (ids, weights and bits derived, not hand-kept) and the checks
     # split by concern, against the checkout before them: the same walks, the same speed.
-    T7=$(mktemp -d)
-    python experiments/compare_speed.py --old e7a0650 --walks 200000 --rounds 3 --out "$T7"
-    mv "$T7/compare-speed.md" "$R/compare-speed-vocabulary.md"
-    mv "$T7/compare-speed.json" "$R/compare-speed-vocabulary.json"
-    python experiments/compare_speed.py --old e7a0650 --walks 100000 --rounds 3 \
-        --extra "--snapshots --reconfig --disk-loss" --out "$T7"
-    mv "$T7/compare-speed.md" "$R/compare-speed-vocabulary-features.md"
-    mv "$T7/compare-speed.json" "$R/compare-speed-vocabulary-features.json"
+    speed_into compare-speed-vocabulary --old e7a0650 --walks 200000 --rounds 3
+    speed_into compare-speed-vocabulary-features --old e7a0650 --walks 100000 --rounds 3 \
+        --extra "--snapshots --reconfig --disk-loss"
+    local T7
+    T7=$(mktemp -d)  # identity_run.py's .json stays out of results/ for these three
     python experiments/identity_run.py --old e7a0650 --walks 1000000 --name identity-run-vocabulary \
         --out "$T7"
     python experiments/identity_run.py --old e7a0650 --walks 200000 \
