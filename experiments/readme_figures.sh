@@ -188,63 +188,96 @@ speed_into() {
 }
 
 speed_history() {
-    # Resume and coverage against the checkout before them: a side-by-side speed ratio.
-    python experiments/compare_speed.py --old 1e54cdc --rounds 7 --out "$R"
+    # Each change's speed, side by side against the checkout before it: both sides are
+    # pinned (--old and --new), so a rerun measures the same change again, on this machine.
+    # Resume and coverage against the checkout before them.
+    speed_into compare-speed --old 1e54cdc --new 1732a31 --rounds 7
     # The transition/chooser split of the kernels against its parent commit.
-    speed_into compare-speed-transition --old 1fc21b82e8096a753beff6191a2aa110804f8eb3 --rounds 7
+    speed_into compare-speed-transition --old 1fc21b82e8096a753beff6191a2aa110804f8eb3 \
+        --new 1732a31 --rounds 7
     # Timer intents in the handlers (the timed mode's seam) against the checkout before them.
-    speed_into compare-speed-intents --old 00d015a --rounds 5
+    speed_into compare-speed-intents --old 00d015a --new 1db4146 --rounds 5
     # Snapshots and voter changes (issue 10) against the checkout before them (the md's
     # caption and its "new" name were written by hand).
-    speed_into compare-speed-issue10 --old 6731bea --rounds 3
+    speed_into compare-speed-issue10 --old 6731bea --new c8ad53a --rounds 3
     # Compile time (issue 11): against the kernels before its compile levers (77253bf) and
     # against the checkout the speed issue started from (1e54cdc).
-    speed_into compare-speed-compile --old 77253bf --rounds 3
-    speed_into compare-speed-issue11 --old 1e54cdc --walks 200000 --rounds 3
+    speed_into compare-speed-compile --old 77253bf --new adeaeca --rounds 3
+    speed_into compare-speed-issue11 --old 1e54cdc --new d1c7188 --walks 200000 --rounds 3
     # Every kernel optimized once in its entry point, the step inlined (against 45ae600);
     # every feature on against the first checkout with all three (24a9e32); the timed mode
     # against its first version with a bench (50142cc).
-    speed_into compare-speed-link --old 45ae600 --walks 200000 --rounds 3
+    speed_into compare-speed-link --old 45ae600 --new 1437395 --walks 200000 --rounds 3
     # One compile per kernel for plain argument types (against 93b39c6).
-    speed_into compare-speed-plain --old 93b39c6 --walks 200000 --rounds 3
-    speed_into compare-speed-features-first --old 24a9e32 --walks 200000 --rounds 3 \
-        --extra "--snapshots --reconfig --disk-loss"
-    speed_into compare-speed-timed-first --old 50142cc --timed --rounds 3
+    speed_into compare-speed-plain --old 93b39c6 --new d1c7188 --walks 200000 --rounds 3
+    speed_into compare-speed-features-first --old 24a9e32 --new d1c7188 --walks 200000 \
+        --rounds 3 --extra "--snapshots --reconfig --disk-loss"
+    speed_into compare-speed-timed-first --old 50142cc --new d1c7188 --timed --rounds 3
     # The walk by reference and the folded feature switches against the kernels before
     # them (f8e5c92): default config, every feature on, and the timed mode.
-    speed_into compare-speed-bundle --old f8e5c92 --rounds 3
-    speed_into compare-speed-bundle-features --old f8e5c92 --rounds 3 \
-        --extra "--snapshots --reconfig --disk-loss"
-    speed_into compare-speed-timed --old f8e5c92 --timed --rounds 4
+    speed_into compare-speed-bundle --old f8e5c92 --new f5ea5ee --rounds 3
+    speed_into compare-speed-bundle-features --old f8e5c92 --new f5ea5ee --rounds 3 --extra "--snapshots --reconfig --disk-loss"
+    speed_into compare-speed-timed --old f8e5c92 --new f5ea5ee --timed --rounds 4
     # The Numba hooks made optional and scoped (plain-Numba fall-back) against the checkout
     # before; plain Numba against the hooks in one checkout; the pinned Numba range's ends.
-    speed_into compare-speed-issue26 --old e7a0650 --walks 200000 --rounds 3
-    speed_into numba-plain-mode --old HEAD --old-env KRAFTWALK_PLAIN_NUMBA=1 --walks 60000 \
-        --rounds 3
+    speed_into compare-speed-issue26 --old e7a0650 --new 1d97054 --walks 200000 --rounds 3
+    speed_into numba-plain-mode --old 1d97054 --new 1d97054 --old-env KRAFTWALK_PLAIN_NUMBA=1 \
+        --walks 60000 --rounds 3
     python experiments/numba_range.py 0.61.2 0.68.1 --out "$R"
     # The vocabulary registries (ids, weights and bits derived, not hand-kept) and the checks
     # split by concern, against the checkout before them: the same walks, the same speed.
-    speed_into compare-speed-vocabulary --old e7a0650 --walks 200000 --rounds 3
-    speed_into compare-speed-vocabulary-features --old e7a0650 --walks 100000 --rounds 3 \
-        --extra "--snapshots --reconfig --disk-loss"
+    speed_into compare-speed-vocabulary --old e7a0650 --new 3652551 --walks 200000 --rounds 3
+    speed_into compare-speed-vocabulary-features --old e7a0650 --new 3652551 --walks 100000 \
+        --rounds 3 --extra "--snapshots --reconfig --disk-loss"
+    # The kernels and the package in layers.
+    speed_into compare-speed-layers --old 5c3120c --new cbc7ae0 --walks 200000 --rounds 3
+    speed_into compare-speed-layers-features --old 5c3120c --new cbc7ae0 --walks 200000 \
+        --rounds 3 --extra "--snapshots --reconfig --disk-loss"
+    # Kafka as released: the release switches (the default release's walks differ; with
+    # 3.9's rules and pre-vote, the new side walks the old walks), the timing rules, the
+    # BeginQuorumEpoch heartbeat with KAFKA-17030 and KAFKA-14145, and the fetch rules.
+    speed_into compare-speed-releases --old 0d4098e --new 6598a26 --walks 200000 --rounds 3
+    speed_into compare-speed-releases-same-walks --old 0d4098e --new 6598a26 \
+        --new-extra "--kafka 3.9 --pre-vote" --walks 200000 --rounds 5
+    speed_into compare-speed-timing-rules --old bc10991 --new 475e173 --walks 200000 --rounds 3
+    speed_into compare-speed-timing-rules-timed --old bc10991 --new 475e173 --timed --rounds 3
+    speed_into compare-speed-releases-2 --old 5a499c3 --new 703ee68 --walks 200000 --rounds 3
+    speed_into compare-speed-releases-2-timed --old 5a499c3 --new 703ee68 --timed --rounds 3
+    speed_into compare-speed-fetch-rules --old 18acdea --new e656be7 --walks 200000 --rounds 7
+    speed_into compare-speed-fetch-rules-timed --old 18acdea --new e7aad99 --timed --rounds 3
+    # Timed walks on the swarm's run machinery, and the ReplicasCatchUp property after it.
+    speed_into compare-speed-elect-machinery --old 00164c3 --new 51e49cd --walks 200000 --rounds 5
+    speed_into compare-speed-elect-machinery-elect --old 00164c3 --new 51e49cd --elect \
+        --walks 6000 --workers 2 --rounds 5
+    speed_into compare-speed-catch-up-timed --old 00164c3 --new 4dcfb73 --timed --rounds 5
+    speed_into compare-speed-catch-up-elect --old 00164c3 --new 4dcfb73 --elect --walks 6000 \
+        --workers 2 --rounds 5
+    # The same walks under the checkout before a change and after it (--new pinned too).
     local T7
     T7=$(mktemp -d)  # identity_run.py's .json stays out of results/ for these three
-    python experiments/identity_run.py --old e7a0650 --walks 1000000 --name identity-run-vocabulary \
-        --out "$T7"
-    python experiments/identity_run.py --old e7a0650 --walks 200000 \
+    python experiments/identity_run.py --old e7a0650 --new 3652551 --walks 1000000 \
+        --name identity-run-vocabulary --out "$T7"
+    python experiments/identity_run.py --old e7a0650 --new 3652551 --walks 200000 \
         --extra "--snapshots --reconfig --disk-loss" --name identity-run-vocabulary-features --out "$T7"
-    python experiments/identity_run.py --old e7a0650 --walks 200000 \
+    python experiments/identity_run.py --old e7a0650 --new 3652551 --walks 200000 \
         --extra "--snapshots --reconfig --disk-loss --mutation two-pending-changes" \
         --name identity-run-vocabulary-two-pending-changes --out "$T7"
     mv "$T7"/identity-run-vocabulary*.md "$R/"
     rm -rf "$T7"
+    python experiments/identity_run.py --old 5c3120c --new cbc7ae0 --walks 1000000 \
+        --name identity-run-layers --out "$R"
+    python experiments/identity_run.py --old 5c3120c --new cbc7ae0 --walks 1000000 \
+        --extra "--snapshots --reconfig --disk-loss" --name identity-run-layers-features --out "$R"
+    python experiments/identity_run.py --old 5c3120c --new cbc7ae0 --walks 200000 \
+        --extra "--snapshots --reconfig --disk-loss --mutation two-pending-changes" \
+        --name identity-run-layers-two-pending-changes --out "$R"
     # Where a walk's time goes, by function (perf), with the calls LLVM's default threshold
     # leaves in place (the kernels themselves inline the step into three functions).
     python experiments/profile_kernel.py --seconds 20 --top 30 --inline-threshold 250 \
         --out "$R/profile-kernel.md"
     # The same walks before and after the speed levers (a million walks; violations too).
-    python experiments/identity_run.py --old 45ae600 --walks 1000000 --out "$R"
-    python experiments/identity_run.py --old 45ae600 --walks 200000 \
+    python experiments/identity_run.py --old 45ae600 --new d1c7188 --walks 1000000 --out "$R"
+    python experiments/identity_run.py --old 45ae600 --new d1c7188 --walks 200000 \
         --extra "--mutation double-vote" --name identity-run-double-vote --out "$R"
 }
 
