@@ -59,17 +59,30 @@ def plot_run(run_dir: str | Path, path: str | Path | None = None) -> Path:
     return _save(fig, path)
 
 
+def hunted_pairs(rows: list[dict]) -> dict[str, list[str]]:
+    """Mutation -> the modes it was hunted in, in order: a plot row each. A liveness
+    mutation has only its timed mode, so the full cross product of mutations and modes
+    would be mostly empty rows."""
+    modes = list(dict.fromkeys(r["weights"] for r in rows))
+    return {m: [mode for mode in modes
+                if any(r["mutation"] == m and r["weights"] == mode for r in rows)]
+            for m in dict.fromkeys(r["mutation"] for r in rows)}
+
+
 def plot_hunt(rows: list[dict], path: str | Path, budget: float) -> Path:
     """Seconds to the first violation per mutation and weights mode, one dot per seed
     (log scale; hunts that found nothing sit at the budget, hollow)."""
     mutations = list(dict.fromkeys(r["mutation"] for r in rows))
     modes = list(dict.fromkeys(r["weights"] for r in rows))
-    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.7 * len(mutations) * len(modes)))
+    pairs = hunted_pairs(rows)
+    n = sum(len(v) for v in pairs.values())
+    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.35 * n + 0.2 * len(mutations)))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     y = 0
     ticks, labels = [], []
     for m in mutations:
-        for j, mode in enumerate(modes):
+        for mode in pairs[m]:
+            j = modes.index(mode)
             rs = [r for r in rows if r["mutation"] == m and r["weights"] == mode]
             for r in rs:
                 x = max(r["seconds"], 1e-3)
