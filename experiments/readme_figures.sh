@@ -301,7 +301,7 @@ timed() {
     rm -rf "$E"
     python experiments/ongaro.py --walks 10000 --out "$R"
     python experiments/timing_table.py
-    kraftwalk bench --timed-only --seconds 20 --out "$R"
+    kraftwalk bench --timed-only --cold --seconds 20 --out "$R"
 }
 
 studies() {
