@@ -45,15 +45,20 @@ print("RESULT " + json.dumps({"import_seconds": t1 - t0,
 """
 
 
-def _child_timed_jit(cfg: dict, scenario: str, env: dict | None = None) -> dict:
-    """Compile (or load) the timed kernels in a fresh Python process: its import and JIT
-    seconds."""
-    proc = subprocess.run([sys.executable, "-c", _TIMED_CHILD, json.dumps(cfg), scenario],
-                          capture_output=True, text=True, env=env)
+def _child(script: str, *args: str, env: dict | None = None) -> dict:
+    """Run ``script`` in a fresh Python process; the JSON of its ``RESULT`` line."""
+    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                          text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark child failed: {proc.stderr.strip().splitlines()[-1:]}")
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
+
+
+def _child_timed_jit(cfg: dict, scenario: str, env: dict | None = None) -> dict:
+    """Compile (or load) the timed kernels in a fresh Python process: its import and JIT
+    seconds."""
+    return _child(_TIMED_CHILD, json.dumps(cfg), scenario, env=env)
 
 
 def timed_jit(common: dict, scenario: str, cold: bool, log=print) -> dict:
@@ -83,14 +88,8 @@ def _child_run(cfg: dict, env: dict | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         cfg = {**cfg, "out": os.path.join(tmp, "run")}
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(cfg)],
-                              capture_output=True, text=True, env=env)
-        wall = time.perf_counter() - t
-    if proc.returncode != 0:
-        raise RuntimeError(f"benchmark child failed: {proc.stderr.strip().splitlines()[-1:]}")
-    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-    res = json.loads(line[len("RESULT "):])
-    res["wall_seconds"] = wall
+        res = _child(_CHILD, json.dumps(cfg), env=env)
+        res["wall_seconds"] = time.perf_counter() - t
     return res
 
 
