@@ -26,6 +26,7 @@ from pathlib import Path
 
 from kraftwalk.run.bench import _child_run
 from kraftwalk.config import RunConfig
+from kraftwalk.storage.provenance import made_by, provenance
 
 
 def _rss_mib(pid: int) -> float:
@@ -114,9 +115,11 @@ def main() -> None:
         rows.append({"run": f"{s:g} s on 2 workers", "walks": res["walks"], "steps": res["steps"],
                      "main_rss_mib": round(res["peak_rss_mib"], 1),
                      "worker_rss_mib": round(res["peak_rss_children_mib"], 1)})
+        rows[-1].update(nice=args.nice, versions=provenance())
         print(rows[-1], flush=True)
     for f in args.sweep:
-        rows.append(sweep_peak(f, args.sweep_out))
+        rows.append({**sweep_peak(f, args.sweep_out), "nice": args.nice,
+                     "versions": provenance()})
         print(rows[-1], flush=True)
     args.out.mkdir(exist_ok=True)
     (args.out / "memory-runs.json").write_text(json.dumps(rows, indent=1) + "\n")
@@ -126,9 +129,14 @@ def main() -> None:
                 if r.get("main_rss_first_half_mib") else "")
         lines.append(f"| {r['run']} | {r['walks']:,} | "
                      f"{r['main_rss_mib']:.0f} MiB{half} | {r['worker_rss_mib']:.0f} MiB |")
-    note = " (at the lowest CPU priority, sharing the machine)" if args.nice else ""
+    niced = [r["run"] for r in rows if r.get("nice")]
+    note = (f" ({', '.join(niced)} at the lowest CPU priority, sharing the machine)"
+            if niced else "")
+    # Rows added by --append may come from another checkout: name each one made them.
+    makers = sorted({made_by(r["versions"]) for r in rows if r.get("versions")})
     lines.append(f"\nA fresh process per run{note}: timed runs of the default swarm config on 2 "
-                 "workers; sweeps as their file says, on all cores.")
+                 "workers; sweeps as their file says, on all cores."
+                 + (f" Made by {'; '.join(makers)}." if makers else ""))
     (args.out / "memory-runs.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
