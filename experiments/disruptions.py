@@ -17,6 +17,7 @@ from pathlib import Path
 from kraftwalk.storage import rundir
 from kraftwalk.config import RunConfig
 from kraftwalk.run.runner import run_swarm
+from kraftwalk.storage.provenance import made_by
 
 STATS = ("disruptions", "elections", "leader_changes", "committed", "max_epoch")
 
@@ -39,7 +40,7 @@ def main() -> None:
             rows[pre_vote]["walks with a disruption"] = (t["disruptions"] > 0).mean()
             rows[pre_vote]["violations"] = res["violations"]
     lines = [f"{args.walks:,} swarm walks each, {args.voters} voters + 1 observer, seed 0; "
-             "counts per million checked steps.", "",
+             f"counts per million checked steps. Made by {made_by()}.", "",
              "| | pre-vote on | pre-vote off |", "|---|---|---|"]
     for key in rows[True]:
         a, b = rows[True][key], rows[False][key]

@@ -24,6 +24,7 @@ from kraftwalk.kernels.drivers.timed import run_timed_chunk
 from kraftwalk.storage.output import markdown_table, write_text_atomic
 from kraftwalk.counterexamples.timed_replay import shrink_timed_trace, timed_trace, untimed_config
 from kraftwalk.counterexamples.timed_shrink import TimedWalk
+from kraftwalk.storage.provenance import made_by
 
 VOTERS = 3
 MUTATION = "no-check-quorum"
@@ -66,7 +67,7 @@ def main() -> None:
             + "\nRandom faults: crashes, partitions, loss bursts and lost messages. Mutation "
             f"{MUTATION}, seed {args.seed}, {VOTERS} voters + 1 observer, pre-vote on, Kafka's "
             "timing; the first row's seconds include compiling the kernels; "
-            "`python experiments/shrink_timed.py`.\n")
+            f"`python experiments/shrink_timed.py`. Made by {made_by()}.\n")
     args.out.mkdir(exist_ok=True)
     write_text_atomic(args.out / "shrink-timed.md", text)
 

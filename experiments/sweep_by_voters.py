@@ -11,6 +11,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from kraftwalk.storage.output import markdown_table
+from kraftwalk.storage.provenance import made_by
+
+
+def sweep_made_by(sweep: Path) -> str:
+    """What made the sweep's walks, as its sweep.json records it."""
+    import json
+
+    versions = json.loads((sweep / "sweep.json").read_text()).get("versions")
+    return made_by(versions) if versions else "not recorded (a sweep from before provenance)"
 
 
 def reachable_targets(sweep: Path) -> int:
@@ -51,7 +60,8 @@ def main() -> None:
     t = df["walks"].sum(), df["steps"].sum(), df["violations"].sum(), len(df)
     text = markdown_table(head, rows) + (
         f"\n{t[0]:,} walks and {t[1]:,} checked steps in {t[3]} cells, {t[2]:,} violations. "
-        "Means per walk are over the cells of each row.\n")
+        "Means per walk are over the cells of each row. The sweep's walks: "
+        + sweep_made_by(args.sweep) + "; this table: " + made_by() + ".\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text, end="")

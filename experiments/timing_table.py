@@ -10,6 +10,7 @@ from kraftwalk.elect_config import NAMED_VALUES, PROFILE_HELP, PROFILES
 from kraftwalk.vocabulary.releases import DEFAULT, timing as release_timing
 from kraftwalk.vocabulary.timing import SCENARIO_NAMES, TIMING
 from kraftwalk.storage.output import markdown_table, write_text_atomic
+from kraftwalk.storage.provenance import made_by
 
 
 def default_text(k, t) -> str:
@@ -26,7 +27,8 @@ def main() -> None:
              ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                        for k, v in over.items()) or "-"] for name, over in PROFILES.items()]
     text += "\n" + markdown_table(["--profile", "what", "overrides"], prof)
-    text += "\nScenarios (`--scenario`): " + ", ".join(f"`{s}`" for s in SCENARIO_NAMES) + ".\n"
+    text += ("\nScenarios (`--scenario`): " + ", ".join(f"`{s}`" for s in SCENARIO_NAMES)
+             + f".\n\nMade by `python experiments/timing_table.py`, {made_by()}.\n")
     out = Path(__file__).resolve().parent.parent / "results" / "timing-parameters.md"
     write_text_atomic(out, text)
     print(text)

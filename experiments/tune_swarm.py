@@ -32,6 +32,7 @@ from kraftwalk.kernels.state.layout import make_params
 from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS
 from kraftwalk.kernels.transition import FAMILY_NAMES
 from kraftwalk.kernels.drivers.walk import run_chunk
+from kraftwalk.storage.provenance import made_by
 
 DEEP = ALL_CHECKS & ~(1 << COMMIT_CURRENT_EPOCH) & ~(1 << HIGH_WATERMARK_MONOTONIC)
 TARGETS = {
@@ -105,7 +106,8 @@ def main() -> None:
                  "draws around each centre. Changes from default: "
                  + "; ".join(f"{c}: " + ", ".join(f"{FAMILY_NAMES[i]} {x:g}" for i, x in enumerate(w)
                                                   if x != DEFAULT_WEIGHTS[i])
-                             for c, w in CANDIDATES.items() if c != "default"))
+                             for c, w in CANDIDATES.items() if c != "default")
+                 + f". Made by {made_by()}.")
     args.out.mkdir(exist_ok=True)
     (args.out / "swarm_tuning.md").write_text("\n".join(lines) + "\n")
     import pyarrow.parquet as pq

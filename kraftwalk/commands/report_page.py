@@ -41,6 +41,20 @@ def _run_json(folder: Path) -> dict:
     return meta
 
 
+def _write(out: Path, md: list[str], meta: dict) -> Path:
+    """report.md, ending with what made the walks it reports (run.json's or sweep.json's
+    versions: the kraftwalk, commit and kernel sources)."""
+    from kraftwalk.storage.provenance import made_by
+
+    versions = meta.get("versions")
+    made = (f"Walks made by {made_by(versions)}." if isinstance(versions, dict)
+            and versions.get("kernel_sources") else
+            "The folder does not record what made its walks (it predates provenance).")
+    path = out / REPORT
+    write_text_atomic(path, "\n".join([*md, made]) + "\n")
+    return path
+
+
 # ---- a run ------------------------------------------------------------------------
 def run_report(run: Path, out: Path) -> Path:
     from kraftwalk.storage.coverage import Coverage
@@ -104,9 +118,7 @@ def run_report(run: Path, out: Path) -> Path:
     if any(rundir.has_dataset(run, d) for d in (rundir.WALKS, rundir.HISTOGRAM)):
         plot_run(run, out / "walks.png")
         md.append("![walk statistics](walks.png)\n")
-    path = out / REPORT
-    write_text_atomic(path, "\n".join(md))
-    return path
+    return _write(out, md, meta)
 
 
 # ---- a sweep ----------------------------------------------------------------------
@@ -194,9 +206,7 @@ def sweep_report(sweep: Path, out: Path) -> Path:
          f"{r['seconds']:,.1f}", f"{r['steps_per_s_per_core']:,.0f}",
          f"{r['walks_per_s']:,.0f}", f"{r['violations']:,}",
          f"{r['targets_reached']}/{len(TARGET_NAMES)}", r["status"]] for r in rows]))
-    path = out / REPORT
-    write_text_atomic(path, "\n".join(md))
-    return path
+    return _write(out, md, meta)
 
 
 def elect_sweep_report(sweep: Path, out: Path) -> Path:
@@ -268,9 +278,7 @@ def elect_sweep_report(sweep: Path, out: Path) -> Path:
               f"`kraftwalk replay {sweep}/cells/{part} --kafka {k} --voters {v} --pre-vote "
               f"{'on' if p else 'off'} --walk {first[key]['walk']}`"]
              for key in counts for part, k, v, p, prop in [key]]))
-    path = out / REPORT
-    write_text_atomic(path, "\n".join(md))
-    return path
+    return _write(out, md, meta)
 
 
 # ---- an elect folder ----------------------------------------------------------------
@@ -314,9 +322,7 @@ def elect_report(folder: Path, out: Path) -> Path:
                   f"`kraftwalk replay {folder} --kafka {k} --voters {v} --pre-vote "
                   f"{'on' if p else 'off'} --walk {first[key]['walk']}`"]
                  for key in counts for k, v, p, prop in [key]]))
-    path = out / REPORT
-    write_text_atomic(path, "\n".join(md))
-    return path
+    return _write(out, md, meta)
 
 
 def write_report(folder: str | Path, out: str | Path | None = None) -> Path:

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from kraftwalk.storage.output import write_text_atomic
+from kraftwalk.storage.provenance import provenance
 
 FORMAT_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 VARS = ["nodes", "messages", "committed", "action"]
@@ -112,6 +113,7 @@ def trace_to_itf(trace) -> dict:
             "description": f"walk {trace.walk} of seed {cfg.seed}{shrunk_note(trace)}",
             "seed": _int(cfg.seed), "walk": _int(trace.walk), "config": _deep(cfg.to_dict()),
             "actions": _deep(actions), "violation": _deep(violation),
+            "versions": provenance(),  # the kraftwalk, commit and kernel sources it ran on
         },
         "vars": VARS,
         "states": states,

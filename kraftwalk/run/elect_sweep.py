@@ -95,9 +95,10 @@ def run_elect_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell=None,
         write_json_atomic(out / SWEEP_JSON, state)
         return dict(state)
 
-    from kraftwalk.storage.provenance import made_by
+    from kraftwalk.storage.provenance import made_by, provenance
 
-    made = made_by()
+    state["versions"] = provenance()
+    made = made_by(state["versions"])
     record()
 
     def kept(cell: Cell) -> bool:

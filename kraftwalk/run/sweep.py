@@ -210,10 +210,14 @@ def _run_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell: OnCell | None,
                      wall_seconds=time.monotonic() - started, updated_at=_now())
         if rows:
             write_table_atomic(out / SUMMARY, pa.Table.from_pylist(rows))
-            write_text_atomic(out / SUMMARY_MD, summary_markdown(rows, grid))
+            write_text_atomic(out / SUMMARY_MD, summary_markdown(rows, grid)
+                              + f"\nMade by {made_by(state['versions'])}.\n")
         write_json_atomic(out / SWEEP_JSON, state)
         return dict(state)
 
+    from kraftwalk.storage.provenance import made_by, provenance
+
+    state["versions"] = provenance()
     record()
 
     def kept(cell: Cell) -> bool:

@@ -11,6 +11,7 @@ from kraftwalk.errors import UsageError
 from kraftwalk.commands.report_page import write_report
 from kraftwalk.run.runner import run_swarm
 from kraftwalk.run.sweep import run_sweep
+from kraftwalk.storage.provenance import made_by
 from kraftwalk.sweep_spec import parse_sweep
 
 PNG = b"\x89PNG"
@@ -26,6 +27,7 @@ def test_run_report_names_violations_with_replay_commands(tmp_path):
     assert f"`kraftwalk replay {run} --walk {first['walk']}`" in md
     assert first["invariant"] in md
     assert "## Coverage" in md and "LeaderElected" in md and "| deliver |" in md
+    assert md.rstrip().endswith(f"Walks made by {made_by()}.")
     for png in ("coverage.png", "walks.png"):
         assert f"]({png})" in md
         assert (run / "report" / png).read_bytes().startswith(PNG)
@@ -42,6 +44,7 @@ def test_sweep_report_has_per_cell_tables_and_plots(tmp_path):
     assert "## Violations by invariant and configuration" in md
     assert "kraftwalk replay" in md and "cells/voters=3/pre_vote=true --walk" in md
     assert "## Throughput per cell" in md and md.count("| 600 |") >= 4
+    assert md.rstrip().endswith(f"Walks made by {made_by()}.")
     for png in ("coverage.png", "walk_stats.png", "throughput.png"):
         assert (out / png).read_bytes().startswith(PNG)
 

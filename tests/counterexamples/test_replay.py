@@ -7,6 +7,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
+from kraftwalk.storage.provenance import provenance
 from kraftwalk.cli import app
 from kraftwalk.config import RunConfig
 from kraftwalk.run.runner import run_swarm
@@ -81,6 +82,7 @@ def test_itf_export_is_valid(run_dir, tmp_path):
     assert doc["#meta"]["format"] == "ITF"
     assert doc["#meta"]["seed"] == 1 and doc["#meta"]["violation"]["invariant"] == "VoteUniqueness"
     assert len(doc["#meta"]["actions"]) == len(doc["states"]) - 1
+    assert doc["#meta"]["versions"] == provenance()
     for state in doc["states"]:
         assert set(doc["vars"]) <= set(state)  # every state binds every variable
         assert all(itf_value_ok(state[v]) for v in doc["vars"])

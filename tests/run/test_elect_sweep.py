@@ -21,6 +21,7 @@ from kraftwalk.cli import app
 from kraftwalk.elect_config import ElectConfig
 from kraftwalk.run.elect import cell_walks
 from kraftwalk.storage import elect_folder as ef
+from kraftwalk.storage.provenance import made_by
 
 runner = CliRunner()
 SWEEP = """command = "elect"
@@ -93,6 +94,7 @@ def test_the_report_draws_percentiles_against_the_swept_parameter(swept, tmp_pat
     assert md.startswith(f"# kraftwalk report: elect sweep {out.name}")
     assert "## Percentiles against election_timeout_ms" in md
     assert "CutOffLeaderResigns" in md and "kraftwalk replay" in md
+    assert md.rstrip().endswith(f"Walks made by {made_by()}.")
     for name in ("elect-percentiles.png", "split-downtime.png", "cdf-0.png", "cdf-3.png"):
         assert (tmp_path / "rep" / name).stat().st_size > 10_000, name
 

@@ -23,6 +23,7 @@ from kraftwalk.storage import rundir
 from kraftwalk.config import RunConfig
 from kraftwalk.run.runner import run_swarm
 from kraftwalk.run.sweep import SUMMARY, SWEEP_JSON, run_sweep
+from kraftwalk.storage.provenance import made_by
 from kraftwalk.sweep_spec import parse_sweep
 
 SWEEP = {"command": "swarm",
@@ -99,7 +100,8 @@ def test_summary_has_a_row_per_cell_that_adds_up(swept):
         walks = rundir.read_dataset(out / "cells" / r["partition"], rundir.WALKS)
         assert r["mean_elections"] == pytest.approx(pc.mean(walks.column("elections")).as_py())
     md = (out / "summary.md").read_text()
-    assert md.count("\n") == 2 + 4 and "| voters | pre_vote |" in md
+    assert md.count("\n") == 2 + 4 + 2 and "| voters | pre_vote |" in md
+    assert md.rstrip().endswith(f"Made by {made_by()}.")
 
 
 def test_the_cli_runs_a_sweep_file_and_refuses_bad_input(tmp_path):
