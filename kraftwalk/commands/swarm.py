@@ -46,6 +46,9 @@ def print_summary(result: Mapping[str, Any], console: Console) -> None:
     for name, value in rows:
         stats.add_row(name, value)
     console.print(stats)
+    from kraftwalk.storage.provenance import made_by
+
+    console.print(escape(f"made by {made_by()}"), style="dim", soft_wrap=True)
 
     by_invariant = {k: v for k, v in (result.get("violations_by_invariant") or {}).items() if v}
     if int(result.get("violations") or 0) == 0:

@@ -166,6 +166,7 @@ def test_run_passes_merged_config(tmp_path: Path, fake_runner: dict[str, Any]) -
     assert (cfg.voters, cfg.depth, cfg.max_epoch, cfg.walks) == (7, 77, 9, 10)
     assert cfg.pre_vote is False and cfg.disabled_checks == ("LogMatching",)
     assert "no violations" in result.stdout and "config.toml" in result.stdout
+    assert "made by kraftwalk" in result.stdout and "kernel sources" in result.stdout
 
 
 def test_a_safety_violation_exits_12_unless_told_not_to(tmp_path: Path,

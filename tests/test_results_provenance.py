@@ -1,0 +1,51 @@
+"""Every figure under results/ says where it came from: the tables the commands and the
+experiment scripts write end with "made by kraftwalk V, commit C, kernel sources H", JSON
+results carry the same as "versions" (or as a table's made-by row), and the side-by-side
+speed and identity runs name the two commits they measured. Only the pages people write
+by hand (the findings' write-ups, the log of speed levers tried) are exempt."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# "made by kraftwalk ...", "| made by | kraftwalk ..." (a table row), "made by a: kraftwalk
+# ..." (compare's two folders)
+MADE_BY = re.compile(r"made by[ |]+(?:\w+: )?kraftwalk \S+(, commit [0-9a-f]{12}(-dirty)?)?, "
+                     r"kernel sources [0-9a-f]{16}", re.IGNORECASE)
+COMMIT = re.compile(r"\b[0-9a-f]{7,40}\b")
+# Two checkouts side by side: the file names both commits instead.
+TWO_CHECKOUTS = ("compare-speed", "identity-run", "numba-plain-mode")
+BY_HAND = ("findings/", "speed-levers.md")
+
+
+def _tracked(suffix: str) -> list[str]:
+    git = subprocess.run(["git", "-C", str(ROOT), "ls-files", "results"], text=True,
+                         capture_output=True)
+    out = git.stdout.split() if git.returncode == 0 else []  # an unpacked sdist: nothing
+    return [p for p in out if p.endswith(suffix) and not p.startswith(
+        tuple(f"results/{x}" for x in BY_HAND))]
+
+
+def test_every_results_table_names_what_made_it():
+    missing = []
+    for path in _tracked(".md"):
+        text = (ROOT / path).read_text()
+        name = path.split("/", 1)[1]
+        if name.startswith(TWO_CHECKOUTS):
+            ok = len(set(COMMIT.findall(text))) >= 1
+        else:
+            ok = bool(MADE_BY.search(text))
+        if not ok:
+            missing.append(path)
+    assert not missing, f"results tables with no provenance: {missing}"
+
+
+def test_every_itf_trace_records_its_versions():
+    for path in _tracked(".itf.json"):
+        meta = json.loads((ROOT / path).read_text())["#meta"]
+        assert MADE_BY.search("made by kraftwalk {kraftwalk}, commit {commit}, kernel sources "
+                              "{kernel_sources}".format(**meta["versions"])), path
