@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from kraftwalk.config import RunConfig
-from kraftwalk.run.backends import chunk_ranges, start_workers, stream_chunks
+from kraftwalk.run.backends import chunk_ranges, start_pool, start_workers, stream_chunks
 from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 from kraftwalk.run.runner import warm_up
 
@@ -61,12 +61,16 @@ def new_row(cfg: RunConfig, mode: str, budget: float) -> dict:
 def hunt_timed(cfg: RunConfig, scenario: str, budget: float) -> dict:
     """Hunt a liveness mutation with timed walks of ``scenario`` at Kafka's default
     timing (liveness needs time: the swarm cannot see it)."""
-    from kraftwalk.run.elect import kafka_timed, property_names, timed_chunks, warm_up
+    from kraftwalk.run.elect import (kafka_timed, property_names, run_chunk, timed_chunks,
+                                     warm_up)
 
     params, tp, features = kafka_timed(cfg, scenario)
     warm_up(params, tp, features)
     # timed walks are long: small chunks measure the time to a find finely
     cfg = dataclasses.replace(cfg, walks=None, chunk_walks=TIMED_HUNT_CHUNK)
+    # the pool the walks reuse, kernels loaded, as for the swarm's hunts: its start-up
+    # (about 0.8 s for two workers) is no part of the time to a find
+    start_pool("loky", cfg.effective_workers, run_chunk, cfg.seed, params, tp, features)
     start = time.monotonic()
     chunks = timed_chunks(cfg.seed, params, tp, features, cfg.effective_workers,
                           chunk_ranges(cfg, start + budget))
