@@ -74,7 +74,7 @@ def main() -> None:
     res: dict = {"walks": walks}
     md = [f"Made by `python experiments/ongaro.py --walks {walks}` ({walks:,} walks per row; "
           "every walk: a steady cluster whose leader crashes). Intervals are 95% (Wilson for "
-          f"proportions, 1.96 standard errors for means); {made_by()}.\n"]
+          f"proportions, 1.96 standard errors for means); made by {made_by()}.\n"]
 
     # 1. first timeout: timers in [T, 2T) restarted together at the crash
     md.append("#### 1. First timeout among s live servers\n")
