@@ -130,7 +130,7 @@ def main() -> None:
                  + ("" if args.inline_threshold is None
                     else f" --inline-threshold {args.inline_threshold}")
                  + "` (perf record of the default swarm's walks after their compile, one core); "
-                 + f"{made_by()}.")
+                 + f"made by {made_by()}.")
     text = "\n".join(lines)
     print(text)
     if args.out:

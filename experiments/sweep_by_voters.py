@@ -60,8 +60,8 @@ def main() -> None:
     t = df["walks"].sum(), df["steps"].sum(), df["violations"].sum(), len(df)
     text = markdown_table(head, rows) + (
         f"\n{t[0]:,} walks and {t[1]:,} checked steps in {t[3]} cells, {t[2]:,} violations. "
-        "Means per walk are over the cells of each row. The sweep's walks: "
-        + sweep_made_by(args.sweep) + "; this table: " + made_by() + ".\n")
+        "Means per walk are over the cells of each row. Walks made by "
+        + sweep_made_by(args.sweep) + "; this table made by " + made_by() + ".\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text, end="")

@@ -28,7 +28,7 @@ def main() -> None:
                        for k, v in over.items()) or "-"] for name, over in PROFILES.items()]
     text += "\n" + markdown_table(["--profile", "what", "overrides"], prof)
     text += ("\nScenarios (`--scenario`): " + ", ".join(f"`{s}`" for s in SCENARIO_NAMES)
-             + f".\n\nMade by `python experiments/timing_table.py`, {made_by()}.\n")
+             + f".\n\n`python experiments/timing_table.py`; made by {made_by()}.\n")
     out = Path(__file__).resolve().parent.parent / "results" / "timing-parameters.md"
     write_text_atomic(out, text)
     print(text)
