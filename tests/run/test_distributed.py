@@ -184,3 +184,20 @@ def test_timed_walks_on_a_dask_cluster_are_the_local_ones(tmp_path, cluster):
     for dataset in ("walks", "violations"):
         a, b = (ef.read_cells(tmp_path / r, dataset) for r in ("local", "dask"))
         assert a.num_rows > 0 and a.equals(b), dataset
+
+
+def test_timed_walks_on_ray_are_the_local_ones(tmp_path):
+    """`kraftwalk elect --backend ray` (a local Ray cluster, started by the run as
+    ``ray.init`` does without $RAY_ADDRESS): the same rows and violations as one local
+    worker. Ray is not in the test extra; CI installs it for this and the swarm's."""
+    pytest.importorskip("ray.util.joblib")
+    from kraftwalk.storage import elect_folder as ef
+
+    env = {k: v for k, v in environment().items() if k != "RAY_ADDRESS"}
+    local = elect(tmp_path / "local", "--workers", "1", env=env)
+    on_ray = elect(tmp_path / "ray", "--backend", "ray", "--workers", "2", env=env)
+    assert on_ray["backend"] == "ray" and on_ray["workers"] >= 1
+    assert local["summary"] == on_ray["summary"]
+    for dataset in ("walks", "violations"):
+        a, b = (ef.read_cells(tmp_path / r, dataset) for r in ("local", "ray"))
+        assert a.num_rows > 0 and a.equals(b), dataset
