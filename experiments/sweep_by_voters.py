@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from kraftwalk.storage.output import markdown_table
-from kraftwalk.storage.provenance import made_by
+from kraftwalk.storage.provenance import made_by, recorded_made_by
 
 
 def sweep_made_by(sweep: Path) -> str:
@@ -19,7 +19,7 @@ def sweep_made_by(sweep: Path) -> str:
     import json
 
     versions = json.loads((sweep / "sweep.json").read_text()).get("versions")
-    return made_by(versions) if versions else "not recorded (a sweep from before provenance)"
+    return recorded_made_by(versions) or "not recorded (a sweep from before provenance)"
 
 
 def reachable_targets(sweep: Path) -> int:

@@ -1,7 +1,7 @@
 """Every figure under results/ says where it came from: the tables the commands and the
 experiment scripts write end with "made by kraftwalk V, commit C, kernel sources H", JSON
 results carry the same as "versions" (or as a table's made-by row), and the side-by-side
-speed and identity runs name the two commits they measured. Only the pages people write
+speed and identity runs name the commits they measured. Only the pages people write
 by hand (the findings' write-ups, the log of speed levers tried) are exempt."""
 from __future__ import annotations
 
@@ -10,14 +10,18 @@ import re
 import subprocess
 from pathlib import Path
 
+from kraftwalk.storage.provenance import recorded_made_by
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # "made by kraftwalk ...", "| made by | kraftwalk ..." (a table row), "made by a: kraftwalk
 # ..." (compare's two folders)
 MADE_BY = re.compile(r"made by[ |]+(?:\w+: )?kraftwalk \S+(, commit [0-9a-f]{12}(-dirty)?)?, "
                      r"kernel sources [0-9a-f]{16}", re.IGNORECASE)
-COMMIT = re.compile(r"\b[0-9a-f]{7,40}\b")
-# Two checkouts side by side: the file names both commits instead.
+# Two checkouts side by side: the file names the commits it measured instead, as
+# compare_speed.py ("old (C)", "new (C)") and identity_run.py ("under C and C") write them
+# (numba-plain-mode's two sides are one commit).
+COMMITS = re.compile(r"(?:old|new) \([0-9a-f]{7,40}\)|under [0-9a-f]{7,40} and [0-9a-f]{7,40}")
 TWO_CHECKOUTS = ("compare-speed", "identity-run", "numba-plain-mode")
 BY_HAND = ("findings/", "speed-levers.md")
 
@@ -36,7 +40,7 @@ def test_every_results_table_names_what_made_it():
         text = (ROOT / path).read_text()
         name = path.split("/", 1)[1]
         if name.startswith(TWO_CHECKOUTS):
-            ok = len(set(COMMIT.findall(text))) >= 1
+            ok = bool(COMMITS.search(text))
         else:
             ok = bool(MADE_BY.search(text))
         if not ok:
@@ -47,5 +51,5 @@ def test_every_results_table_names_what_made_it():
 def test_every_itf_trace_records_its_versions():
     for path in _tracked(".itf.json"):
         meta = json.loads((ROOT / path).read_text())["#meta"]
-        assert MADE_BY.search("made by kraftwalk {kraftwalk}, commit {commit}, kernel sources "
-                              "{kernel_sources}".format(**meta["versions"])), path
+        made = recorded_made_by(meta.get("versions"))
+        assert made and MADE_BY.search(f"made by {made}"), path

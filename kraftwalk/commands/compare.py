@@ -91,15 +91,15 @@ def walks_made_by(*folders) -> str:
     """Which kraftwalk made each side's walks (its run.json's record)."""
     import json
 
-    from kraftwalk.storage.provenance import made_by
+    from kraftwalk.storage.provenance import recorded_made_by
 
     seen = []
     for folder in dict.fromkeys(f for f in folders if f is not None):
         try:
-            versions = json.loads((folder / "run.json").read_text()).get("versions")
-            seen.append(f"{folder}: {made_by(versions)}" if versions else f"{folder}: unknown")
-        except (OSError, ValueError, AttributeError, KeyError):
-            seen.append(f"{folder}: unknown")
+            made = recorded_made_by(json.loads((folder / "run.json").read_text()).get("versions"))
+        except (OSError, ValueError, AttributeError):
+            made = None
+        seen.append(f"{folder}: {made or 'unknown'}")
     return "Walks made by " + "; ".join(seen) + "."
 
 

@@ -44,11 +44,10 @@ def _run_json(folder: Path) -> dict:
 def _write(out: Path, md: list[str], meta: dict) -> Path:
     """report.md, ending with what made the walks it reports (run.json's or sweep.json's
     versions: the kraftwalk, commit and kernel sources)."""
-    from kraftwalk.storage.provenance import made_by
+    from kraftwalk.storage.provenance import recorded_made_by
 
-    versions = meta.get("versions")
-    made = (f"Walks made by {made_by(versions)}." if isinstance(versions, dict)
-            and versions.get("kernel_sources") else
+    made = recorded_made_by(meta.get("versions"))
+    made = (f"Walks made by {made}." if made else
             "The folder does not record what made its walks (it predates provenance).")
     path = out / REPORT
     write_text_atomic(path, "\n".join([*md, made]) + "\n")

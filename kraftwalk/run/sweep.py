@@ -211,13 +211,14 @@ def _run_sweep(spec: SweepSpec, out: Path, resume: bool, on_cell: OnCell | None,
         if rows:
             write_table_atomic(out / SUMMARY, pa.Table.from_pylist(rows))
             write_text_atomic(out / SUMMARY_MD, summary_markdown(rows, grid)
-                              + f"\nMade by {made_by(state['versions'])}.\n")
+                              + f"\nMade by {made}.\n")
         write_json_atomic(out / SWEEP_JSON, state)
         return dict(state)
 
     from kraftwalk.storage.provenance import made_by, provenance
 
     state["versions"] = provenance()
+    made = made_by(state["versions"])
     record()
 
     def kept(cell: Cell) -> bool:

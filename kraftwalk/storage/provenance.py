@@ -42,6 +42,15 @@ def provenance() -> dict[str, str | None]:
             "kernel_sources": kernel_sources_hash()[:16]}
 
 
+def recorded_made_by(versions: object) -> str | None:
+    """:func:`made_by` of a ``versions`` record read back from a results file (run.json,
+    sweep.json), or None where the file has none or a damaged one (made before
+    provenance was recorded, or edited)."""
+    if isinstance(versions, dict) and versions.get("kernel_sources"):
+        return made_by(versions)
+    return None
+
+
 def made_by(p: dict | None = None) -> str:
     """'kraftwalk 0.1.0, commit 0123456789ab, kernel sources 0123456789abcdef'."""
     p = p or provenance()

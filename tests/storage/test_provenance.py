@@ -59,3 +59,13 @@ def test_dirty_means_code_not_results(tmp_path):
     (tmp_path / "code.py").write_text("x = 2\n")
     commit.cache_clear()
     assert commit(tmp_path).endswith("-dirty")
+
+
+def test_a_recorded_provenance_is_read_back_or_refused():
+    """A results file's ``versions`` as a sentence, or None where it has none or a
+    damaged one, so no reader prints a half-filled one."""
+    from kraftwalk.storage.provenance import recorded_made_by
+
+    assert recorded_made_by(provenance()) == made_by()
+    for bad in (None, {}, "0.1.0", ["x"], {"kraftwalk": "0.1.0", "commit": "abc"}):
+        assert recorded_made_by(bad) is None, bad
