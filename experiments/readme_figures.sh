@@ -81,7 +81,7 @@ hunts() {
     kraftwalk hunt --mutation hw-at-epoch-start --mutation restarted-leader-keeps-leading \
         --mutation no-check-quorum --mutation no-flush-after-append \
         --mutation observer-skips-flush --mutation non-voter-candidate \
-        --mutation check-quorum-counts-leader --seeds 5 \
+        --mutation check-quorum-counts-leader --mutation voter-skips-bootstrap-fetch --seeds 5 \
         --duration 30 --out "$H" --name hunt-kafka-bugs
     mv "$H/hunt-kafka-bugs.md" "$H/hunt-kafka-bugs.parquet" "$R/"
     rm -rf "$H"

@@ -34,3 +34,5 @@ MUT_OBSERVER_SKIPS_FLUSH = MUTATION_BIT["observer-skips-flush"]  # KAFKA-17332
 MUT_NON_VOTER_CANDIDATE = MUTATION_BIT["non-voter-candidate"]  # KAFKA-17067
 MUT_CHECK_QUORUM_COUNTS_LEADER = MUTATION_BIT["check-quorum-counts-leader"]  # KAFKA-16531
 MUT_PARK_DIVERGING_FETCH = MUTATION_BIT["park-diverging-fetch"]  # KAFKA-15100
+# KAFKA-17030: no branch of its own; the mutation clears KAFKA_17030 (the fix it undoes)
+MUT_VOTER_SKIPS_BOOTSTRAP_FETCH = MUTATION_BIT["voter-skips-bootstrap-fetch"]

@@ -102,7 +102,7 @@ RANGE_CASES = [
     ("duration", float("nan"), "--duration must be a finite number of seconds > 0, got nan"),
     ("weights", "foo", "--weights must be one of swarm, fixed, uniform, got 'foo'"),
     ("walk_stats", "cols", "--walk-stats must be one of rows, histogram, got 'cols'"),
-    ("mutation", "flip", "--mutation must be one of none, commit-old-epoch, double-vote, restarted-leader-keeps-leading, no-check-quorum, no-fetch-timer-reset, snapshot-above-hw, leader-loads-snapshot, reconfig-before-commit, two-pending-changes, wiped-replica-same-id, hw-at-epoch-start, no-flush-after-append, observer-skips-flush, non-voter-candidate, check-quorum-counts-leader, park-diverging-fetch, got 'flip'"),
+    ("mutation", "flip", "--mutation must be one of none, commit-old-epoch, double-vote, restarted-leader-keeps-leading, no-check-quorum, no-fetch-timer-reset, snapshot-above-hw, leader-loads-snapshot, reconfig-before-commit, two-pending-changes, wiped-replica-same-id, hw-at-epoch-start, no-flush-after-append, observer-skips-flush, non-voter-candidate, check-quorum-counts-leader, park-diverging-fetch, voter-skips-bootstrap-fetch, got 'flip'"),
     ("out", "", "--out must be a non-empty folder path, got ''"),
     ("pre_vote", "yes", "--pre-vote must be true or false, got 'yes'"),
     ("reconfig", 1, "--reconfig must be true or false, got 1"),

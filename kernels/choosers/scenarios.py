@@ -7,9 +7,13 @@ leader every voter follows, with a commit in its epoch), let a random moment pas
 later, ``leader-isolated`` cuts it off from every node and heals the cut later,
 ``rolling-restart`` crashes and restarts each voter in turn, ``random-faults``
 crashes nodes and cuts links at random for a fault phase, then heals everything.
-Two change the voter set (their walks run with voter changes on): ``voter-removed``
+Three change the voter set (their walks run with voter changes on): ``voter-removed``
 cuts a follower off from every node, has the leader remove it, and heals the cut later
 (a removed voter whose log still names it a voter: Raft's disruptive removed server);
+``voter-removed-while-down`` crashes the leader, then crashes the first voter that
+grants its vote in the election that follows, before it learns who won; the new leader
+removes it, and ``restart_delay_ms`` after that commits it restarts Unattached in the
+new epoch, a voter in its own eyes that the leader does not know (KAFKA-17030's case);
 ``leader-removed`` splits the leader
 from all but (voters - 1) // 2 of the other voters, too few to commit a new voter set
 without it, has the leader remove itself, and heals the split later (KAFKA-16531's
@@ -36,8 +40,8 @@ from ..state.clock import (
     fault_below, fault_exponential, seed_fault_stream,
 )
 from ..state.layout import (
-    CM_VALUE, EPOCH, EPOCH_START, FOLLOWER, G_COMMIT_LEN, LEADER, P_NODES, ROLE,
-    UNATTACHED, UP,
+    CM_VALUE, EPOCH, EPOCH_START, FOLLOWER, G_COMMIT_LEN, HW, LEADER, LEADER_ID, P_NODES, ROLE,
+    UNATTACHED, UP, VOTED_ID, VOTERS_AT,
 )
 from ..properties.liveness import caught_up, leader_known, recovered, track_reachability
 from ..state.rng import rand_below
@@ -45,14 +49,16 @@ from .swarm import nth_set_bit
 from .timed_step import enter_role, follower_timeout, poll_time, timed_act
 from kraftwalk.vocabulary.timing import (
     LAT_FIXED, LAT_UNIFORM, SC_COLD_START, SC_LEADER_CRASH, SC_LEADER_ISOLATED,
-    SC_LEADER_REMOVED, SC_RANDOM_FAULTS, SC_ROLLING_RESTART, SC_VOTER_REMOVED, TP_APPEND_INTERVAL, TP_FAULT_PHASE, TP_FETCH_TIMEOUT,
+    SC_LEADER_REMOVED, SC_RANDOM_FAULTS, SC_ROLLING_RESTART, SC_VOTER_REMOVED,
+    SC_VOTER_REMOVED_WHILE_DOWN, TP_APPEND_INTERVAL, TP_FAULT_PHASE, TP_FETCH_TIMEOUT,
     TP_ISOLATION, TP_LATENCY_A, TP_LATENCY_B, TP_LATENCY_KIND, TP_LIVENESS_BOUND, TP_LOSS,
     TP_LOSS_BURST_INTERVAL,
     TP_MAX_TIME, TP_MTBF, TP_OBSERVE, TP_PARTITION_INTERVAL, TP_RESTART_DELAY, TP_SCENARIO,
     TP_SETTLE, TP_SYNC_TIMERS,
 )
 from ..transition import FAM_CRASH, FAM_PARTITION, FAM_REMOVE_VOTER, FAM_RESTART
-from ..state.voters import bootstrap_voters, is_voter, popcount
+from ..protocol.reconfig import remove_voter_targets
+from ..state.voters import bootstrap_voters, is_voter, popcount, voters
 
 # Statistics that are a single time or count, -1 until measured.
 _UNMEASURED = (TS_FIRST_LEADER, TS_ELECT, TS_UNAVAILABLE, TS_ELECTION_EPOCHS, TS_FIRST_TIMEOUT,
@@ -184,6 +190,10 @@ def trigger(w, c, trace, features):
         timed_act(w, c, FAM_PARTITION, 2, side << 8, trace, features)
         timed_act(w, c, FAM_REMOVE_VOTER, ld, ld, trace, features)
         c.t[HEAL_AT] = now + np.int64(c.tp[TP_ISOLATION])
+    elif sc == SC_VOTER_REMOVED_WHILE_DOWN and ld >= 0:
+        timed_act(w, c, FAM_CRASH, ld, 0, trace, features)
+        c.node[DL_RESTART, ld] = now + restart
+        c.t[ROLL] = -1  # the voter that crashes once it has voted: none yet
     elif sc == SC_RANDOM_FAULTS:
         c.t[FAULTS_END] = now + np.int64(c.tp[TP_FAULT_PHASE])
         c.t[NEXT_SCRIPT] = c.t[FAULTS_END]
@@ -226,6 +236,47 @@ def crash_next_voter(w, c, trace, features):
 
 
 @kernel
+def removed_while_down_step(w, c, features):
+    """voter-removed-while-down's next scripted step, once its condition holds: (1, v)
+    crash v, a voter that has granted its vote in an epoch after the fault and knows no
+    leader of it yet; (2, leader) the leader known to a majority removes the crashed
+    voter, once it may change the voter set; (3, v) the removal has committed on that
+    leader: v restarts. (0, -1) while none is due."""
+    v = c.t[ROLL]
+    if c.t[PHASE] != PH_MEASURE or c.t[HEALS] > 0:
+        return 0, -1
+    if v < 0:
+        for j in range(w.scal[P_NODES]):
+            if (j != c.t[TRIGGER_LEADER] and w.node[UP, j] == 1 and is_voter(w, j)
+                    and w.node[EPOCH, j] > c.t[TRIGGER_EPOCH] and w.node[LEADER_ID, j] < 0
+                    and w.node[VOTED_ID, j] >= 0 and w.node[VOTED_ID, j] != j):
+                return 1, j
+        return 0, -1
+    ld = c.t[KNOWN]
+    if ld < 0 or ld == v or w.node[UP, v] == 1 or c.node[DL_RESTART, v] != INF:
+        return 0, -1
+    if (voters(w, ld) >> v) & 1:
+        return (2, ld) if (remove_voter_targets(w, ld, features) >> v) & 1 else (0, -1)
+    if w.node[VOTERS_AT, ld] < w.node[HW, ld]:
+        return 3, v
+    return 0, -1
+
+
+@kernel
+def removed_while_down_act(w, c, trace, features):
+    step, j = removed_while_down_step(w, c, features)
+    if step == 1:
+        timed_act(w, c, FAM_CRASH, j, 0, trace, features)
+        c.t[ROLL] = j
+    elif step == 2:
+        timed_act(w, c, FAM_REMOVE_VOTER, j, c.t[ROLL], trace, features)
+    elif step == 3:
+        # it restarts restart_delay_ms later (the old leader is back by then); that
+        # restart heals the scenario (on_restarted)
+        c.node[DL_RESTART, j] = c.t[NOW] + np.int64(c.tp[TP_RESTART_DELAY])
+
+
+@kernel
 def end_faults(w, c, trace, features):
     """random-faults: the fault phase is over; heal every link, restart every node,
     stop losing messages."""
@@ -251,13 +302,19 @@ def on_script(w, c, trace, features):
         end_faults(w, c, trace, features)
     elif scenario(c) == SC_ROLLING_RESTART and c.t[ROLL] < popcount(bootstrap_voters(w)):
         crash_next_voter(w, c, trace, features)
+    elif scenario(c) == SC_VOTER_REMOVED_WHILE_DOWN:
+        removed_while_down_act(w, c, trace, features)
 
 
 @kernel
-def on_restarted(w, c):
-    """A scripted restart: in random-faults the node may crash again; otherwise the
-    restart heals the scenario's fault."""
-    if scenario(c) == SC_RANDOM_FAULTS:
+def on_restarted(w, c, i):
+    """A scripted restart of node i: in random-faults the node may crash again; in
+    voter-removed-while-down only the removed voter's restart heals (not the old
+    leader's); otherwise the restart heals the scenario's fault."""
+    sc = scenario(c)
+    if sc == SC_RANDOM_FAULTS:
+        return
+    if sc == SC_VOTER_REMOVED_WHILE_DOWN and i != c.t[ROLL]:
         return
     heal(w, c)
 
@@ -296,7 +353,8 @@ def measured(w, c):
     sc = scenario(c)
     if c.t[CATCH_UP_DEADLINE] != INF:  # a live replica has yet to catch up
         return False
-    if sc == SC_VOTER_REMOVED:  # the leader stays: nothing to elect
+    if sc == SC_VOTER_REMOVED or sc == SC_VOTER_REMOVED_WHILE_DOWN:
+        # the leader stays (or was elected before the heal): the heal is what is measured
         return c.t[HEALS] > 0 and c.t[HEALED_AT] < 0
     if c.t[TS_ELECT] < 0 or c.t[TS_UNAVAILABLE] < 0:
         return sc == SC_RANDOM_FAULTS and c.t[HEALS] > 0 and c.t[HEALED_AT] < 0
@@ -310,7 +368,7 @@ def measured(w, c):
 
 
 @kernel
-def progress(w, c):
+def progress(w, c, features):
     """After each event: who leads, what the scenario has measured, what comes next."""
     now = c.t[NOW]
     if c.t[ROLES_CHANGED] == 1:
@@ -356,6 +414,9 @@ def progress(w, c):
     if c.t[CATCH_UP_DEADLINE] != INF and caught_up(w, c) < 0:
         c.t[TS_CAUGHT_UP] = max(c.t[TS_CAUGHT_UP], now - c.t[CATCH_UP_FROM])
         c.t[CATCH_UP_DEADLINE] = INF
+    if (scenario(c) == SC_VOTER_REMOVED_WHILE_DOWN and c.t[NEXT_SCRIPT] == INF
+            and removed_while_down_step(w, c, features)[0] != 0):
+        c.t[NEXT_SCRIPT] = now
     if c.t[DONE] == 0 and ph == PH_MEASURE and measured(w, c):
         c.t[DONE] = 1
         c.t[END] = min(c.t[END], now + np.int64(c.tp[TP_OBSERVE]))

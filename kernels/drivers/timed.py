@@ -353,7 +353,7 @@ def handle_event(w, c, ev, who, trace, features):
         timed_act(w, c, FAM_RESTART, i, 0, trace, features)
         if scenario(c) == SC_RANDOM_FAULTS and now < c.t[FAULTS_END]:
             c.node[DL_CRASH, i] = now + fault_exponential(c, c.tp[TP_MTBF])
-        on_restarted(w, c)
+        on_restarted(w, c, i)
     elif ev == EV_MESSAGE:
         dc = due_col(w)
         if w.msgs[i, dc] < 0:
@@ -422,7 +422,7 @@ def run_timed_walk(w, c, trace, features):
         c.t[NOW] = when
         c.t[TS_EVENTS] += 1
         handle_event(w, c, ev, who, trace, features)
-        progress(w, c)
+        progress(w, c, features)
         if w.scal[V_INVARIANT] != 0:
             break
         if w.scal[S_BOUND_HIT] != BOUND_NONE:

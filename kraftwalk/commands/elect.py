@@ -42,7 +42,9 @@ def elect(
         "(the leader is cut off from every node), rolling-restart, random-faults (crashes, "
         "partitions and message-loss bursts, then everything heals), voter-removed (a voter "
         "cut off is removed, then the cut heals), leader-removed (the leader removes itself "
-        "while too few voters reach it) (default: leader-crash).")] = None,
+        "while too few voters reach it), voter-removed-while-down (the leader crashes; a voter "
+        "that votes in the election crashes before it learns who won, is removed, and "
+        "restarts Unattached: KAFKA-17030) (default: leader-crash).")] = None,
     profile: Annotated[Optional[str], typer.Option(
         "--profile", metavar="NAME", help="Timing profile: kafka (Kafka's defaults and the "
         "release's timing rules), ongaro "

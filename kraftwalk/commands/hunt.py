@@ -113,6 +113,7 @@ def mutations() -> None:
     table.add_column("what it breaks")
     for m in MUTATIONS.values():  # the features it breaks: a swarm must turn them on
         needs = " ".join(option_name(n) for n in m.needs) or "-"
-        jira = f"{m.jira}\n(fixed in {m.fixed_in})" if m.jira else "-"
+        shows = f"; shows on {m.release}" if m.release else ""
+        jira = f"{m.jira}\n(fixed in {m.fixed_in}{shows})" if m.jira else "-"
         table.add_row(m.name, m.kind, jira, needs, m.description)
     Console().print(table)

@@ -106,15 +106,22 @@ def hunt_one(cfg: RunConfig, budget: float) -> dict:
 def hunt_configs(base: RunConfig, mutations: list[str], weights_modes: list[str],
                  seeds: list[int]) -> list[RunConfig]:
     """The config of every hunt, in order: per mutation, weights mode (one for a
-    liveness mutation: it has none) and seed, with the features the mutation needs."""
-    from kraftwalk.vocabulary.mutations import mutation_needs, timed_scenario
+    liveness mutation: it has none) and seed, with the features the mutation needs, on
+    the release it shows on where a later one hides it (with that release's pre-vote)."""
+    from kraftwalk.vocabulary import releases
+    from kraftwalk.vocabulary.mutations import mutation_needs, mutation_release, timed_scenario
 
     out = []
     for m in mutations:
         timed = timed_scenario(m) is not None
         needs = mutation_needs(m)
+        cell = base
+        if mutation_release(m):
+            kafka = mutation_release(m)
+            cell = dataclasses.replace(base, kafka=kafka,
+                                       pre_vote=releases.has(kafka, releases.PRE_VOTE))
         for mode in (weights_modes[:1] if timed else weights_modes):
-            out += [dataclasses.replace(base, mutation=m, weights=mode, seed=s,
+            out += [dataclasses.replace(cell, mutation=m, weights=mode, seed=s,
                                         snapshots=base.snapshots or "snapshots" in needs,
                                         reconfig=base.reconfig or "reconfig" in needs,
                                         disk_loss=base.disk_loss or "disk_loss" in needs)
@@ -155,7 +162,8 @@ def hunt(base: RunConfig, mutations: list[str], weights_modes: list[str], seeds:
         what = (f"{row['invariant']} after {row['walks']:,} walks, {row['steps']:,} steps, "
                 f"{row['seconds']:.2f} s" if row["found"] else
                 f"nothing in {row['steps']:,} steps, {row['seconds']:.0f} s")
-        log(f"{cfg.mutation} / {row['weights']} / seed {cfg.seed}: {what}")
+        on = f" / Kafka {cfg.kafka}" if cfg.kafka != base.kafka else ""
+        log(f"{cfg.mutation}{on} / {row['weights']} / seed {cfg.seed}: {what}")
     return rows
 
 
@@ -186,23 +194,32 @@ def render_markdown(summary: list[dict], budget: float) -> str:
         return "-" if x is None else format(x, fmt)
 
     from kraftwalk.storage.provenance import made_by
-    from kraftwalk.vocabulary.mutations import MUTATIONS
+    from kraftwalk.vocabulary.mutations import MUTATIONS, mutation_release
 
+    # the table's release: the one the hunts of mutations without a release of their
+    # own ran on (a mutation that names one is hunted on it)
+    own = [s.get("kafka", "") for s in summary if not mutation_release(s["mutation"])]
+    kafka = max(own, key=own.count) if own else (summary[0].get("kafka", "") if summary else "")
     lines = ["| mutation | Kafka bug | weights | found | caught by | median s | range s | "
              "median walks | median steps | steps checked |",
              "|---|---|---|---|---|---|---|---|---|---|"]
+    elsewhere = []  # rows hunted on another release than the table's (the one they show on)
     for s in summary:
         m = MUTATIONS.get(s["mutation"])
         jira = m.jira if m is not None and m.jira else "-"
+        if s.get("kafka") and s["kafka"] != kafka:
+            elsewhere.append(f"{s['mutation']} on Kafka {s['kafka']}")
         lines.append(
             f"| {s['mutation']} | {jira} | {s['weights']} | {s['found']}/{s['seeds']} | "
             f"{s['invariants']} | "
             f"{f(s['median_seconds'], '.2f')} | {f(s['min_seconds'], '.2f')}-{f(s['max_seconds'], '.2f')} | "
             f"{f(s['median_walks'], ',.0f')} | {f(s['median_steps'], ',.0f')} | "
             f"{s['steps_checked']:,} |")
-    kafka = f"Kafka {summary[0]['kafka']}; " if summary and summary[0].get("kafka") else ""
-    lines.append(f"\n{kafka}budget {budget:g} s per hunt; seconds exclude JIT; made by "
-                 f"{made_by()}.")
+    where = f"Kafka {kafka}" if kafka else ""
+    if where and elsewhere:
+        where += " (" + ", ".join(dict.fromkeys(elsewhere)) + ": the newest release each shows on)"
+    lines.append(f"\n{where + '; ' if where else ''}budget {budget:g} s per hunt; seconds "
+                 f"exclude JIT; made by {made_by()}.")
     return "\n".join(lines) + "\n"
 
 
@@ -214,7 +231,8 @@ def write_results(rows: list[dict], summary: list[dict], budget: float, folder: 
 
     folder.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(rows, schema=pa.schema([
-        ("mutation", pa.string()), ("weights", pa.string()), ("seed", pa.int64()),
+        ("kafka", pa.string()), ("mutation", pa.string()), ("weights", pa.string()),
+        ("seed", pa.int64()),
         ("found", pa.bool_()), ("invariant", pa.string()), ("walk", pa.int64()),
         ("walks", pa.int64()), ("steps", pa.int64()), ("seconds", pa.float64())]))
     pq = folder / f"{name}.parquet"

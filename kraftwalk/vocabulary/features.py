@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .mutations import mutation_bit
+from .mutations import mutation_bit, mutation_reverts
 from .properties import INVARIANT_NAMES, LIVENESS_NAMES
 from .releases import DEFAULT, switches
 
@@ -78,4 +78,6 @@ def feature_mask(*, pre_vote: bool, snapshots: bool = False, reconfig: bool = Fa
         for k, name in enumerate(LIVENESS_NAMES):
             if name not in disabled_checks:
                 mask |= 1 << (len(INVARIANT_NAMES) + k)
+    if mutation_reverts(mutation):  # the mutation undoes a fix the release has
+        mask &= ~SWITCH_BIT[mutation_reverts(mutation)]
     return mask | mutation_bit(mutation)

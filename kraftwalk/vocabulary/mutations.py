@@ -24,6 +24,7 @@ class Mutation:
     jira: str = ""      # Kafka's own bug, where it had this one
     fixed_in: str = ""  # the first Kafka release with the fix (every earlier KRaft had it)
     release: str = ""   # the newest release it shows on, where a later one hides it
+    reverts: str = ""   # the release switch of the bug's fix, which the mutation turns off
 
 
 MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
@@ -97,6 +98,15 @@ MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
              "a Fetch from a follower behind the leader's high watermark is answered at "
              "once (KAFKA-14145), as such a follower is, which hides it: it shows on 4.0",
              "leader-isolated", jira="KAFKA-15100", fixed_in="3.5.2", release="4.0"),
+    Mutation("voter-skips-bootstrap-fetch", "liveness",
+             "KAFKA-17030's fix undone: an Unattached voter only waits for its election "
+             "timeout, and a Follower voter fetches only from its leader, so a voter the "
+             "leader does not know (one removed while it was down) never learns the leader "
+             "and runs an election; without pre-vote its vote request deposes the leader "
+             "that removed it (RemovedVoterStaysQuiet). From 4.0 pre-vote hides it (the "
+             "refused pre-vote names the leader): it shows on 3.9.2",
+             "voter-removed-while-down", needs=("reconfig",), jira="KAFKA-17030",
+             fixed_in="3.9.1", release="3.9.2", reverts="kafka_17030"),
 )}
 
 MUTATION_NAMES: tuple[str, ...] = ("none", *MUTATIONS)
@@ -134,3 +144,15 @@ def mutation_needs(name: str) -> tuple:
 
 def mutation_bit(name: str) -> int:
     return 0 if name == "none" else MUTATION_BIT[name]
+
+
+def mutation_reverts(name: str) -> str:
+    """The release switch a mutation turns off (the fix it undoes); "" for the others."""
+    m = MUTATIONS.get(name)
+    return m.reverts if m is not None else ""
+
+
+def mutation_release(name: str) -> str:
+    """The release a mutation shows on where a later one hides it; "" for the others."""
+    m = MUTATIONS.get(name)
+    return m.release if m is not None else ""

@@ -106,7 +106,7 @@ PROPERTIES: tuple[Property, ...] = (
                 "within `liveness_bound_ms`"),
     _eventually("RemovedVoterStaysQuiet",
                 "in the scenarios that change the voter set (`voter-removed`, "
-                "`leader-removed`): a node outside a voter's committed voter set (a "
+                "`leader-removed`, `voter-removed-while-down`): a node outside a voter's committed voter set (a "
                 "removed voter) never raises that voter's epoch with a vote request; it "
                 "learns it was removed before it disrupts anyone"),
 

@@ -50,10 +50,13 @@ SC_VOTER_REMOVED = 5    # steady state, then a follower is cut off, the leader r
                         # the cut heals: its log still names it a voter
 SC_LEADER_REMOVED = 6   # steady state, then the leader removes itself while too few of the
                         # other voters reach it to commit the removal; the cut heals later
+SC_VOTER_REMOVED_WHILE_DOWN = 7  # steady state, then the leader crashes; a voter that grants
+                        # its vote in the election crashes before it learns who won, the
+                        # new leader removes it, and it restarts Unattached (KAFKA-17030)
 SCENARIO_NAMES = ("cold-start", "leader-crash", "leader-isolated", "rolling-restart",
-                  "random-faults", "voter-removed", "leader-removed")
+                  "random-faults", "voter-removed", "leader-removed", "voter-removed-while-down")
 # Scenarios that change the voter set: their walks run with KIP-853 voter changes on.
-RECONFIG_SCENARIOS = ("voter-removed", "leader-removed")
+RECONFIG_SCENARIOS = ("voter-removed", "leader-removed", "voter-removed-while-down")
 
 Timing = namedtuple("Timing", "name default kafka doc")
 
@@ -192,7 +195,8 @@ TIMING = {
         "after a leader is known to every voter, the fault comes uniformly within this"),
     TP_RESTART_DELAY: Timing(
         "restart_delay_ms", 5000.0, "(experiment)",
-        "a crashed node restarts after this long (random-faults: exponential, this mean)"),
+        "a crashed node restarts after this long (random-faults: exponential, this mean; "
+        "voter-removed-while-down: the removed voter, this long after its removal commits)"),
     TP_ISOLATION: Timing(
         "isolation_ms", 10000.0, "(experiment)",
         "leader-isolated, voter-removed, leader-removed: the cut heals after this"),

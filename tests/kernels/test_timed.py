@@ -151,7 +151,8 @@ def test_liveness_mutation_found_in_every_walk(mutation, scenario, prop):
     assert names_of(viol) == [prop] * 10
 
 
-@pytest.mark.parametrize("scenario", ["voter-removed", "leader-removed"])
+@pytest.mark.parametrize("scenario", ["voter-removed", "leader-removed",
+                                      "voter-removed-while-down"])
 def test_voter_change_scenarios_hold_with_pre_vote(scenario):
     """The newest release: the removed voter learns it was removed and stays quiet; the
     leader that removed itself and lost its majority resigns, and after the heal every
@@ -174,6 +175,27 @@ def test_removed_voter_disrupts_without_pre_vote():
                                     timing_params(ecfg),
                                     timed_features(False, "none", "3.9", scenario="voter-removed"))
     assert names_of(viol) == ["RemovedVoterStaysQuiet"] * 10
+
+
+@pytest.mark.parametrize("kafka, disrupts", [("3.9", True), ("3.9.1", False)])
+def test_a_voter_removed_while_down_disrupts_only_before_kafka_17030(kafka, disrupts):
+    """voter-removed-while-down: the voter that granted its vote crashes before it learns
+    who won, is removed, and restarts Unattached in the new epoch. On 3.9 it waits for its
+    election timeout and its vote request deposes the leader in many walks (not all: where
+    the leader lost its epoch before the restart, the request is stale); from 3.9.1
+    (KAFKA-17030) it fetches from a bootstrap voter, finds the leader and learns it was
+    removed, in every walk."""
+    ecfg = ElectConfig(kafka=(kafka,), voters=(3,),
+                       scenario="voter-removed-while-down").for_release(kafka)
+    _, viol, timed, _ = run_timed_chunk(
+        SEED, 0, 20, timed_params(3, 1, 1_000_000), timing_params(ecfg),
+        timed_features(False, "none", kafka, scenario="voter-removed-while-down"))
+    names = names_of(viol)
+    if disrupts:
+        assert set(names) == {"RemovedVoterStaysQuiet"} and 5 <= len(names) < 20
+    else:
+        assert names == []
+        assert (timed[:, TS_NAMES.index("caught_up_us")] >= 0).all()  # the restart healed
 
 
 # ---- crafted states: each property's check on a hand-made walk -------------------------

@@ -1,6 +1,6 @@
 """The hunt finds each safety mutation with a fixed seed (deterministic walk counts)."""
 from kraftwalk.config import RunConfig
-from kraftwalk.run.hunt import hunt, summarize
+from kraftwalk.run.hunt import hunt, hunt_configs, render_markdown, summarize
 
 
 def test_hunt_finds_each_safety_mutation():
@@ -38,6 +38,22 @@ def test_hunt_finds_each_liveness_mutation_with_timed_walks():
                  log=lambda m: None)[0]
     assert (again["walks"], again["steps"]) == (by[("no-check-quorum", 0)]["walks"],
                                                 by[("no-check-quorum", 0)]["steps"])
+
+
+def test_a_mutation_hidden_by_later_releases_is_hunted_on_the_release_it_shows_on():
+    """KAFKA-17030's mutation shows only without pre-vote: its hunts run on 3.9.2 (pre-vote
+    off, voter changes on), the others on the run's release, and the table says so."""
+    cfgs = hunt_configs(RunConfig(), ["voter-skips-bootstrap-fetch", "no-check-quorum"],
+                        ["swarm"], [0])
+    assert [(c.mutation, c.kafka, c.pre_vote) for c in cfgs] == [
+        ("voter-skips-bootstrap-fetch", "3.9.2", False), ("no-check-quorum", "4.3", True)]
+    assert cfgs[0].reconfig
+    rows = [{"kafka": c.kafka, "mutation": c.mutation, "weights": "timed", "seed": 0,
+             "found": True, "invariant": "P", "walk": 0, "walks": 1, "steps": 10,
+             "seconds": 0.1} for c in cfgs]
+    text = render_markdown(summarize(rows), 30)
+    assert "Kafka 4.3 (voter-skips-bootstrap-fetch on Kafka 3.9.2: the newest" in text
+    assert "| voter-skips-bootstrap-fetch | KAFKA-17030 |" in text
 
 
 def test_hunt_finds_each_snapshot_mutation():

@@ -52,6 +52,9 @@ def test_a_runs_settings_make_its_mask():
     both = V.feature_mask(pre_vote=False, kafka="3.9", snapshots=True,
                           mutation="snapshot-above-hw")
     assert both == base | V.SWITCH_BIT["snapshots"] | MUTATION_BIT["snapshot-above-hw"]
+    # a mutation that undoes a fix turns its release switch off: 3.9.2 as 3.9 had it
+    undone = V.feature_mask(pre_vote=False, kafka="3.9.2", mutation="voter-skips-bootstrap-fetch")
+    assert undone == base | MUTATION_BIT["voter-skips-bootstrap-fetch"]
     timed = V.feature_mask(pre_vote=False, kafka="3.9", liveness=True)
     assert timed == (1 << (len(INVARIANT_NAMES) + len(LIVENESS_NAMES))) - 1
     quiet = V.feature_mask(pre_vote=False, kafka="3.9", liveness=True,
