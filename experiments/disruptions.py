@@ -18,6 +18,7 @@ from kraftwalk.storage import rundir
 from kraftwalk.config import RunConfig
 from kraftwalk.run.runner import run_swarm
 from kraftwalk.storage.provenance import made_by
+from kraftwalk.vocabulary.releases import DEFAULT as KAFKA
 
 STATS = ("disruptions", "elections", "leader_changes", "committed", "max_epoch")
 
@@ -39,7 +40,7 @@ def main() -> None:
             rows[pre_vote] = {s: t[s].sum() * per_m for s in STATS}
             rows[pre_vote]["walks with a disruption"] = (t["disruptions"] > 0).mean()
             rows[pre_vote]["violations"] = res["violations"]
-    lines = [f"{args.walks:,} swarm walks each, {args.voters} voters + 1 observer, seed 0; "
+    lines = [f"{args.walks:,} swarm walks each, Kafka {KAFKA}, {args.voters} voters + 1 observer, seed 0; "
              f"counts per million checked steps. Made by {made_by()}.", "",
              "| | pre-vote on | pre-vote off |", "|---|---|---|"]
     for key in rows[True]:

@@ -115,11 +115,11 @@ def main() -> None:
         rows.append({"run": f"{s:g} s on 2 workers", "walks": res["walks"], "steps": res["steps"],
                      "main_rss_mib": round(res["peak_rss_mib"], 1),
                      "worker_rss_mib": round(res["peak_rss_children_mib"], 1)})
-        rows[-1].update(nice=args.nice, versions=provenance())
+        rows[-1].update(nice=args.nice, versions=provenance(), kafka=d.kafka)
         print(rows[-1], flush=True)
     for f in args.sweep:
         rows.append({**sweep_peak(f, args.sweep_out), "nice": args.nice,
-                     "versions": provenance()})
+                     "versions": provenance()})  # a sweep's releases are in its file
         print(rows[-1], flush=True)
     args.out.mkdir(exist_ok=True)
     (args.out / "memory-runs.json").write_text(json.dumps(rows, indent=1) + "\n")
@@ -134,8 +134,10 @@ def main() -> None:
             if niced else "")
     # Rows added by --append may come from another checkout: name each one made them.
     makers = sorted({made_by(r["versions"]) for r in rows if r.get("versions")})
-    lines.append(f"\nA fresh process per run{note}: timed runs of the default swarm config on 2 "
-                 "workers; sweeps as their file says, on all cores."
+    kafka = sorted({r["kafka"] for r in rows if r.get("kafka")})  # (rows from before: none)
+    release = f" (Kafka {', '.join(kafka)})" if kafka else ""
+    lines.append(f"\nA fresh process per run{note}: timed runs of the default swarm config"
+                 f"{release} on 2 workers; sweeps as their file says, on all cores."
                  + (f" Made by {'; '.join(makers)}." if makers else ""))
     (args.out / "memory-runs.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

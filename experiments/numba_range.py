@@ -62,6 +62,7 @@ def check(py: Path, where: Path) -> dict:
 
 def main() -> None:
     from kraftwalk.storage.provenance import made_by
+    from kraftwalk.vocabulary.releases import DEFAULT as KAFKA
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("versions", nargs="+", help="Numba versions, e.g. 0.61.2 0.68.1")
@@ -83,7 +84,7 @@ def main() -> None:
                   f"{r['tests']} | {same} | {r['steps_per_s_per_core']:,.0f} |")
     md.append(f"\n`python experiments/numba_range.py {' '.join(args.versions)}`: the hook "
               f"tests ({', '.join(Path(t).name for t in HOOK_TESTS)}) in a fresh venv per "
-              f"version, and `kraftwalk {' '.join(SWARM)}` (one run each, so the speeds are "
+              f"version, and `kraftwalk {' '.join(SWARM)}` (Kafka {KAFKA}; one run each, so the speeds are "
               f"only indicative). Made by {made_by()}.\n")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "numba-range.md").write_text("\n".join(md))

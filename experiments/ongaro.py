@@ -28,6 +28,7 @@ from kraftwalk.run.elect import cell_walks
 from kraftwalk.elect_config import ElectConfig
 from kraftwalk.storage.output import markdown_table, write_json_atomic, write_text_atomic
 from kraftwalk.storage.provenance import made_by
+from kraftwalk.vocabulary.releases import DEFAULT as KAFKA
 
 # Walks end soon after the election: no observation phase, the crashed node back later.
 SHORT = {"observe_ms": 0.0, "settle_ms": 100.0, "restart_delay_ms": 3000.0}
@@ -73,7 +74,8 @@ def main() -> None:
     started = time.time()
     res: dict = {"walks": walks}
     md = [f"Made by `python experiments/ongaro.py --walks {walks}` ({walks:,} walks per row; "
-          "every walk: a steady cluster whose leader crashes). Intervals are 95% (Wilson for "
+          f"every walk: a steady cluster whose leader crashes; Kafka {KAFKA}'s switches, the "
+          "profile's timing). Intervals are 95% (Wilson for "
           f"proportions, 1.96 standard errors for means); made by {made_by()}.\n"]
 
     # 1. first timeout: timers in [T, 2T) restarted together at the crash

@@ -86,6 +86,7 @@ def child(seconds: float, threshold: int | None) -> None:
 
 def main() -> None:
     from kraftwalk.storage.provenance import made_by
+    from kraftwalk.vocabulary.releases import DEFAULT as KAFKA
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=20.0)
@@ -129,7 +130,8 @@ def main() -> None:
                  f"`python experiments/profile_kernel.py --seconds {args.seconds:g}"
                  + ("" if args.inline_threshold is None
                     else f" --inline-threshold {args.inline_threshold}")
-                 + "` (perf record of the default swarm's walks after their compile, one core); "
+                 + f"` (perf record of the default swarm's walks, Kafka {KAFKA}, after their compile, "
+                 "one core); "
                  + f"made by {made_by()}.")
     text = "\n".join(lines)
     print(text)

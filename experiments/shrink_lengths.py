@@ -20,6 +20,7 @@ from kraftwalk.kernels.drivers.walk import run_chunk
 from kraftwalk.counterexamples.replay import record, shrink_trace
 from kraftwalk.kernel_inputs import features_for, params_for, walk_weights
 from kraftwalk.storage.provenance import made_by
+from kraftwalk.vocabulary.releases import DEFAULT as KAFKA
 
 CASES = {
     "double-vote": {},
@@ -56,7 +57,7 @@ def main() -> None:
                          f"{time.perf_counter() - t:.1f} |")
             print(lines[-1], flush=True)
     lines.append(f"\nMedian shrunk length: {statistics.median(after_all):.0f} actions "
-                 f"(longest {max(after_all)}). Seed 0, default config. Made by {made_by()}.")
+                 f"(longest {max(after_all)}). Seed 0, default config (Kafka {KAFKA}). Made by {made_by()}.")
     args.out.mkdir(exist_ok=True)
     (args.out / "shrink.md").write_text("\n".join(lines) + "\n")
 

@@ -25,6 +25,7 @@ from kraftwalk.storage.output import markdown_table, write_text_atomic
 from kraftwalk.counterexamples.timed_replay import shrink_timed_trace, timed_trace, untimed_config
 from kraftwalk.counterexamples.timed_shrink import TimedWalk
 from kraftwalk.storage.provenance import made_by
+from kraftwalk.vocabulary.releases import DEFAULT as KAFKA
 
 VOTERS = 3
 MUTATION = "no-check-quorum"
@@ -65,8 +66,8 @@ def main() -> None:
             print(rows[-1], flush=True)
     text = (markdown_table(list(rows[0]), [r.values() for r in rows])
             + "\nRandom faults: crashes, partitions, loss bursts and lost messages. Mutation "
-            f"{MUTATION}, seed {args.seed}, {VOTERS} voters + 1 observer, pre-vote on, Kafka's "
-            "timing; the first row's seconds include compiling the kernels; "
+            f"{MUTATION}, seed {args.seed}, Kafka {KAFKA}, {VOTERS} voters + 1 observer, pre-vote "
+            "on, Kafka's timing; the first row's seconds include compiling the kernels; "
             f"`python experiments/shrink_timed.py`. Made by {made_by()}.\n")
     args.out.mkdir(exist_ok=True)
     write_text_atomic(args.out / "shrink-timed.md", text)

@@ -59,7 +59,8 @@ def main() -> None:
                      f"{g['steps_per_s_per_core'].median():,.0f}", committed, disrupt])
     t = df["walks"].sum(), df["steps"].sum(), df["violations"].sum(), len(df)
     text = markdown_table(head, rows) + (
-        f"\n{t[0]:,} walks and {t[1]:,} checked steps in {t[3]} cells, {t[2]:,} violations. "
+        f"\n{t[0]:,} walks and {t[1]:,} checked steps in {t[3]} cells (Kafka "
+        f"{', '.join(sorted(map(str, df['kafka'].unique())))}), {t[2]:,} violations. "
         "Means per walk are over the cells of each row. Walks made by "
         + sweep_made_by(args.sweep) + "; this table made by " + made_by() + ".\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)

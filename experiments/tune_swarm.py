@@ -33,6 +33,7 @@ from kraftwalk.kernels.choosers.swarm import DEFAULT_WEIGHTS
 from kraftwalk.kernels.transition import FAMILY_NAMES
 from kraftwalk.kernels.drivers.walk import run_chunk
 from kraftwalk.storage.provenance import made_by
+from kraftwalk.vocabulary.releases import DEFAULT as KAFKA
 
 DEEP = ALL_CHECKS & ~(1 << COMMIT_CURRENT_EPOCH) & ~(1 << HIGH_WATERMARK_MONOTONIC)
 TARGETS = {
@@ -102,7 +103,7 @@ def main() -> None:
             lines.append(f"| {cand} | {target} | {len(ok)}/{len(rs)} | "
                          f"{'-' if med is None else f'{med:,.0f}'} | "
                          f"{', '.join(sorted({r['invariant'] for r in ok})) or '-'} |")
-    lines.append(f"\nSteps budget per hunt: {args.budget_steps:,}; {args.seeds} seeds; swarm "
+    lines.append(f"\nKafka {KAFKA}; steps budget per hunt: {args.budget_steps:,}; {args.seeds} seeds; swarm "
                  "draws around each centre. Changes from default: "
                  + "; ".join(f"{c}: " + ", ".join(f"{FAMILY_NAMES[i]} {x:g}" for i, x in enumerate(w)
                                                   if x != DEFAULT_WEIGHTS[i])

@@ -176,7 +176,7 @@ def measure_timed(base: RunConfig, seconds: float = 20.0, scenario: str = "leade
     params, tp, features = kafka_timed(base, scenario)
     common = {k: getattr(base, k) for k in (
         "kafka", "voters", "observers", "depth", "seed", "pre_vote", "mutation")}
-    out = {"versions": versions(), "scenario": scenario, "voters": base.voters,
+    out = {"versions": versions(), "kafka": base.kafka, "scenario": scenario, "voters": base.voters,
            "observers": base.observers, "pre_vote": base.pre_vote,
            **timed_jit(common, scenario, cold, log=log)}
     warm_up(params, tp, features)  # loads what the child compiled
@@ -226,9 +226,15 @@ def _timed_jit_rows(res: dict) -> list[str]:
     return rows
 
 
+def _kafka(release: str | None) -> str:
+    """"Kafka R, " for a result that recorded its release; "" for one from before."""
+    return f"Kafka {release}, " if release else ""
+
+
 def render_timed_markdown(res: dict) -> str:
     return "\n".join([
-        f"Timed mode, scenario {res['scenario']} at Kafka's default timing, {res['voters']} "
+        f"Timed mode, {_kafka(res.get('kafka'))}scenario {res['scenario']} at Kafka's default "
+        f"timing, {res['voters']} "
         f"voters + {res['observers']} observer(s), pre-vote {'on' if res['pre_vote'] else 'off'}, "
         "every safety invariant and liveness property checked, one core:", "",
         "| figure | value |", "|---|---|",
@@ -275,8 +281,10 @@ def write_report(res: dict, folder: Path, name: str = "bench",
 
 def render_markdown(res: dict) -> str:
     c1, c2 = res["cores_1"], res["cores_2"]
+    kafka = res.get("config", {}).get("kafka")
     lines = [
         "| figure | value |", "|---|---|",
+        *([f"| Kafka release modelled | {kafka} |"] if kafka else []),
         f"| checked steps/s per core (1 core) | {c1['steps_per_s_per_core']:,.0f} |",
         f"| checked steps/s on 2 cores | {c2['steps_per_s']:,.0f} |",
         f"| speed-up 1 -> 2 cores | {res['speedup_1_to_2_cores']:.2f}x |",

@@ -1,5 +1,5 @@
-"""A bench's tables say which Numba, and which kernels (the hooks or plain Numba,
-13x apart), they measured."""
+"""A bench's tables say which Kafka release, which Numba, and which kernels (the hooks or
+plain Numba, 13x apart), they measured."""
 from kraftwalk.run.bench import render_timed_markdown
 
 TIMED = {"scenario": "leader-crash", "voters": 3, "observers": 1, "pre_vote": True,
@@ -25,3 +25,9 @@ def test_the_timed_jit_rows_say_compile_or_load():
     warm = render_timed_markdown({**TIMED, "warm_start_seconds": 0.9})
     assert "cold JIT" not in warm and "warm start" in warm
     assert "| JIT (compile or load the timed kernels) | 1.0 s |" in render_timed_markdown(TIMED)
+
+
+def test_a_bench_says_which_kafka_release_it_modelled():
+    assert render_timed_markdown({**TIMED, "kafka": "4.3"}).startswith(
+        "Timed mode, Kafka 4.3, scenario leader-crash")
+    assert render_timed_markdown(TIMED).startswith("Timed mode, scenario")  # from before
