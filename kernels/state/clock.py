@@ -73,7 +73,8 @@ TRIGGER_COMMIT = 10  # the committed log's length then
 HEALED_AT = 11      # when the last fault healed (-1 none pending)
 HEALED_COMMIT = 12
 HEALTHY = 13        # 1 while no fault has happened and a leader is known to every voter
-ROLL = 14           # rolling restart: the next voter to restart
+ROLL = 14           # rolling restart: the next voter to restart; voter-removed-while-down:
+                    # the voter that crashed once it had voted (-1: none yet)
 KNOWN = 15          # the leader known to a majority of voters, -1 none
 KNOWN_ALL = 16      # the leader known to every voter, -1 none
 PROBE_VALUE = 17    # the client record whose commit is being timed (0 none)
