@@ -30,10 +30,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         "a leader deposed to Unattached by a higher-epoch Vote keeps its fetch purgatory: "
         "held fetches expire up to 500 ms later as 'success, leader = me'",
         "a leader's held fetches are answered at once when its role changes",
-        "the model answers a held fetch from the state it releases it in. Kafka completes "
-        "the purgatory on the moves to Resigned (KAFKA-10677, 2.8) and Follower, not on "
-        "the move to Unattached (`transitionToUnattached` on 4.1 and trunk); KAFKA-20914, "
-        "an open pull request (apache/kafka#23118), would complete it there too",
+        "the model answers a held fetch from the state it releases it in",
         "timing"),
     Difference(
         "bootstrap_servers",
