@@ -131,6 +131,15 @@ def _x_key(grid: dict[str, list]) -> str | None:
     return None
 
 
+def _release(spec, rows: list[dict]) -> str:
+    """"kafka = R, " where neither the grid nor the sweep file names the release its
+    cells modelled (they ran the default one): the page says which it was."""
+    if "kafka" in spec.grid or "kafka" in spec.base:
+        return ""
+    found = sorted({str(r["kafka"]) for r in rows if r.get("kafka")})
+    return f"kafka = {', '.join(found)} (the default release), " if found else ""
+
+
 def sweep_report(sweep: Path, out: Path) -> Path:
     from kraftwalk.vocabulary.properties import INVARIANT_NAMES
     from kraftwalk.vocabulary.properties import TARGET_NAMES
@@ -155,8 +164,9 @@ def sweep_report(sweep: Path, out: Path) -> Path:
           f"{float(meta.get('wall_seconds') or 0):,.0f} s.\n",
           "Grid (one cell per combination): "
           + "; ".join(f"{k} = {', '.join(value_text(v) for v in vs)}" for k, vs in grid.items())
-          + ".  \nEvery cell: " + ", ".join(f"{k} = {value_text(v)}" for k, v in spec.base.items()
-                                             if k not in FREE_ON_RESUME)
+          + ".  \nEvery cell: " + _release(spec, rows)
+          + ", ".join(f"{k} = {value_text(v)}" for k, v in spec.base.items()
+                      if k not in FREE_ON_RESUME)
           + ".\n"]
 
     md.append("## Violations by invariant and configuration\n")
@@ -232,7 +242,7 @@ def elect_sweep_report(sweep: Path, out: Path) -> Path:
           "Grid (one cell per combination): "
           + "; ".join(f"{k} = {', '.join(value_text(v) for v in vs)}"
                       for k, vs in spec.grid.items())
-          + ".  \nEvery cell: " + ", ".join(
+          + ".  \nEvery cell: " + _release(spec, rows) + ", ".join(
               f"{k} = {value_text(v) if not isinstance(v, (tuple, dict)) else v}"
               for k, v in spec.base.items() if k not in EXECUTION) + ".\n"]
     if (sweep / SUMMARY_MD).is_file():

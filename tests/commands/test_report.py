@@ -13,6 +13,7 @@ from kraftwalk.run.runner import run_swarm
 from kraftwalk.run.sweep import run_sweep
 from kraftwalk.storage.provenance import made_by
 from kraftwalk.sweep_spec import parse_sweep
+from kraftwalk.vocabulary.releases import DEFAULT
 
 PNG = b"\x89PNG"
 
@@ -45,6 +46,7 @@ def test_sweep_report_has_per_cell_tables_and_plots(tmp_path):
     assert "kraftwalk replay" in md and "cells/voters=3/pre_vote=true --walk" in md
     assert "## Throughput per cell" in md and md.count("| 600 |") >= 4
     assert md.rstrip().endswith(f"Walks made by {made_by()}.")
+    assert f"Every cell: kafka = {DEFAULT} (the default release), walks = 600" in md
     for png in ("coverage.png", "walk_stats.png", "throughput.png"):
         assert (out / png).read_bytes().startswith(PNG)
 
