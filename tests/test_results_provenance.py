@@ -1,6 +1,6 @@
-"""Every figure under results/ says where it came from: the tables the commands and the
-experiment scripts write end with "made by kraftwalk V, commit C, kernel sources H", JSON
-results carry the same as "versions" (or as a table's made-by row), and the side-by-side
+"""Every figure under results/ says where it came from and which Kafka release it
+modelled: the tables the commands and the experiment scripts write end with "made by
+kraftwalk V, commit C, kernel sources H", JSON results carry the same as "versions" (or as a table's made-by row), and the side-by-side
 speed and identity runs name the commits they measured. Only the pages people write
 by hand (the findings' write-ups, the log of speed levers tried) are exempt."""
 from __future__ import annotations
@@ -46,6 +46,20 @@ def test_every_results_table_names_what_made_it():
         if not ok:
             missing.append(path)
     assert not missing, f"results tables with no provenance: {missing}"
+
+
+# "Kafka 4.3", a table's Kafka column or a sweep's "kafka = 4.3" / "kafka=4.3" cell
+RELEASE = re.compile(r"Kafka [0-9]+\.[0-9]|\| Kafka \||\| kafka \||kafka ?= ?[0-9]|"
+                     r"Kafka release", re.IGNORECASE)
+
+
+def test_every_results_table_names_the_kafka_release_it_modelled():
+    """Every output says which release it describes (the two-checkout speed and identity
+    runs compare code, not releases: their commits are what they name)."""
+    missing = [p for p in _tracked(".md")
+               if not p.split("/", 1)[1].startswith(TWO_CHECKOUTS)
+               and not RELEASE.search((ROOT / p).read_text())]
+    assert not missing, f"results tables that do not say which Kafka release: {missing}"
 
 
 def test_every_itf_trace_records_its_versions():
