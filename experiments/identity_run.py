@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_speed import checkouts, kraftwalk, resolve, swarm  # noqa: E402
+from compare_speed import checkouts, kraftwalk, resolve  # noqa: E402
 
 from kraftwalk.storage import rundir  # noqa: E402
 
@@ -57,13 +57,7 @@ def main() -> None:
         return elect_identity(args)
     swarm_args = ["--walks", str(args.walks), "--seed", str(args.seed), *args.extra.split()]
     with tempfile.TemporaryDirectory() as tmp, checkouts(args.old, args.new, Path(tmp)) as pys:
-        where = Path(tmp)
-        runs = {}
-        for label in ("old", "new"):
-            runs[label] = where / f"run-{label}"
-            t = time.perf_counter()
-            swarm(pys[label], runs[label], swarm_args, where / f"cache-{label}")
-            print(f"{label} ({getattr(args, label)}): {time.perf_counter() - t:.0f} s", flush=True)
+        runs = run_both(args, pys, Path(tmp), "run", ["swarm", *swarm_args])
         res = {"old": args.old, "new": args.new, "swarm_args": swarm_args}
         for name in (rundir.WALKS, rundir.VIOLATIONS):
             old, new = table(runs["old"], name), table(runs["new"], name)
@@ -71,8 +65,6 @@ def main() -> None:
             res[f"{name}_identical"] = old.equals(new)
         res["coverage_identical"] = pq.read_table(runs["old"] / rundir.COVERAGE_FILE).equals(
             pq.read_table(runs["new"] / rundir.COVERAGE_FILE))
-    args.out.mkdir(exist_ok=True)
-    (args.out / f"{args.name}.json").write_text(json.dumps(res, indent=1) + "\n")
     same = all(res[k] for k in ("walks_identical", "violations_identical", "coverage_identical"))
     md = ("| dataset | rows old / new | identical |\n|---|---|---|\n"
           f"| walks | {res['walks_rows'][0]:,} / {res['walks_rows'][1]:,} | "
@@ -82,6 +74,26 @@ def main() -> None:
           f"| coverage | - | {'yes' if res['coverage_identical'] else 'NO'} |\n\n"
           f"`kraftwalk swarm {' '.join(swarm_args)}` under {args.old} and {args.new}: "
           + ("the same walks.\n" if same else "they differ.\n"))
+    finish(args, res, md, same)
+
+
+def run_both(args, pys: dict, where: Path, stem: str, argv: list[str]) -> dict:
+    """``kraftwalk ARGV`` under the old checkout, then the new, each with its own Numba
+    cache (kept across calls); returns {"old": folder, "new": folder}."""
+    runs = {}
+    for label in ("old", "new"):
+        runs[label] = where / f"{stem}-{label}"
+        t = time.perf_counter()
+        kraftwalk(pys[label], argv, runs[label], where / f"cache-{label}")
+        print(f"{stem} {label} ({getattr(args, label)}): {time.perf_counter() - t:.0f} s",
+              flush=True)
+    return runs
+
+
+def finish(args, res: dict, md: str, same: bool) -> None:
+    """NAME.json and NAME.md into --out, the table on stdout; exit 1 where walks differ."""
+    args.out.mkdir(exist_ok=True)
+    (args.out / f"{args.name}.json").write_text(json.dumps(res, indent=1) + "\n")
     (args.out / f"{args.name}.md").write_text(md)
     print(md)
     sys.exit(0 if same else 1)
@@ -103,32 +115,20 @@ def elect_identity(args) -> None:
     common = ["--walks", str(args.walks), "--seed", str(args.seed), *args.extra.split()]
     rows = []
     with tempfile.TemporaryDirectory() as tmp, checkouts(args.old, args.new, Path(tmp)) as pys:
-        where = Path(tmp)
         for sc in args.elect_scenario:
-            runs = {}
-            for label in ("old", "new"):
-                runs[label] = where / f"{sc}-{label}"
-                t = time.perf_counter()
-                kraftwalk(pys[label], ["elect", "--scenario", sc, *common], runs[label],
-                          where / f"cache-{label}")
-                print(f"{sc} {label} ({getattr(args, label)}): "
-                      f"{time.perf_counter() - t:.0f} s", flush=True)
+            runs = run_both(args, pys, Path(tmp), sc, ["elect", "--scenario", sc, *common])
             for name in (rundir.WALKS, rundir.VIOLATIONS):
                 old, new = elect_table(runs["old"], name), elect_table(runs["new"], name)
                 rows.append({"scenario": sc, "dataset": name,
                              "rows": [old.num_rows, new.num_rows], "identical": old.equals(new)})
     same = all(r["identical"] for r in rows)
     res = {"old": args.old, "new": args.new, "elect_args": common, "datasets": rows}
-    args.out.mkdir(exist_ok=True)
-    (args.out / f"{args.name}.json").write_text(json.dumps(res, indent=1) + "\n")
     md = "| scenario | dataset | rows old / new | identical |\n|---|---|---|---|\n" + "".join(
         f"| {r['scenario']} | {r['dataset']} | {r['rows'][0]:,} / {r['rows'][1]:,} | "
         f"{'yes' if r['identical'] else 'NO'} |\n" for r in rows)
     md += (f"\n`kraftwalk elect --scenario S {' '.join(common)}` under {args.old} and "
            f"{args.new}: " + ("the same walks.\n" if same else "they differ.\n"))
-    (args.out / f"{args.name}.md").write_text(md)
-    print(md)
-    sys.exit(0 if same else 1)
+    finish(args, res, md, same)
 
 
 if __name__ == "__main__":

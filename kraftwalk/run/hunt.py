@@ -115,11 +115,9 @@ def hunt_configs(base: RunConfig, mutations: list[str], weights_modes: list[str]
     for m in mutations:
         timed = timed_scenario(m) is not None
         needs = mutation_needs(m)
-        cell = base
-        if mutation_release(m):
-            kafka = mutation_release(m)
-            cell = dataclasses.replace(base, kafka=kafka,
-                                       pre_vote=releases.has(kafka, releases.PRE_VOTE))
+        kafka = mutation_release(m)
+        cell = base if not kafka else dataclasses.replace(
+            base, kafka=kafka, pre_vote=releases.has(kafka, releases.PRE_VOTE))
         for mode in (weights_modes[:1] if timed else weights_modes):
             out += [dataclasses.replace(cell, mutation=m, weights=mode, seed=s,
                                         snapshots=base.snapshots or "snapshots" in needs,
